@@ -1,0 +1,27 @@
+/** One jest run over every package and app; PostgreSQL is started once in global setup. */
+const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+const shared = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  // ESM-only dependencies are transformed too.
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(jose|@kubernetes|openid-client|oauth4webapi))'],
+  moduleNameMapper: { '^@sluice/([a-z-]+)$': '<rootDir>/../../packages/$1/src' },
+};
+const project = (dir) => ({
+  ...shared,
+  displayName: dir,
+  rootDir: `<rootDir>/${dir}`,
+  testMatch: ['<rootDir>/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+});
+const fs = require('node:fs');
+const dirs = ['packages', 'apps'].flatMap((top) =>
+  fs.readdirSync(`${__dirname}/${top}`).map((d) => `${top}/${d}`),
+);
+module.exports = {
+  globalSetup: '<rootDir>/jest/global-setup.ts',
+  globalTeardown: '<rootDir>/jest/global-teardown.ts',
+  projects: dirs.map(project),
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

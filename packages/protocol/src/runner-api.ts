@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/**
+ * The runner API: what `sluice exec` exchanges with a server, under
+ * /internal/v1/runner, each call with `Authorization: Bearer <run token>`.
+ * The run token is bound to one task run and one fence; every write carries
+ * the fence as well, and the server refuses a stale one with 409.
+ */
+export const RUNNER_API_PREFIX = '/internal/v1/runner';
+
+export const runnerPaths = {
+  spec: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/spec`,
+  snapshot: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/snapshot`,
+  started: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/started`,
+  logs: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/logs`,
+  outputs: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/outputs`,
+  metrics: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/metrics`,
+  artifact: (id: string, name: string) =>
+    `${RUNNER_API_PREFIX}/task-runs/${id}/artifacts/${encodeURIComponent(name)}`,
+  heartbeat: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/heartbeat`,
+  result: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/result`,
+} as const;
+
+/** Header that carries the fence on raw-body uploads (artifacts). */
+export const FENCE_HEADER = 'x-sluice-fence';
+
+export const ScriptInterpreter = z.enum(['bash', 'sh', 'python', 'node', 'bun']);
+export type ScriptInterpreter = z.infer<typeof ScriptInterpreter>;
+
+export const RunnerLimits = z.object({
+  /** Largest single artifact file, bytes. */
+  artifactMaxBytes: z.number().int().positive(),
+  /** All artifacts of one task run together, bytes. */
+  artifactsTotalMaxBytes: z.number().int().positive(),
+  /** Largest single output value, bytes. */
+  outputValueMaxBytes: z.number().int().positive(),
+  /** Longest log line kept; longer lines are cut and marked. */
+  logLineMaxBytes: z.number().int().positive(),
+});
+export type RunnerLimits = z.infer<typeof RunnerLimits>;
+
+/** GET spec: everything the runner needs; the only place secret values travel. */
+export const RunnerTaskSpec = z.object({
+  taskRunId: z.string(),
+  executionId: z.string(),
+  taskId: z.string(),
+  attempt: z.number().int().positive(),
+  fence: z.number().int(),
+  task: z.discriminatedUnion('type', [
+    z.object({ type: z.literal('command'), command: z.array(z.string()).min(1) }),
+    z.object({ type: z.literal('script'), interpreter: ScriptInterpreter, script: z.string() }),
+  ]),
+  /** Resolved environment of the task, secrets included. */
+  env: z.record(z.string(), z.string()),
+  timeoutMs: z.number().int().positive(),
+  heartbeatIntervalMs: z.number().int().positive(),
+  /** Grace between SIGTERM and SIGKILL on cancel. */
+  cancelGraceMs: z.number().int().positive(),
+  snapshot: z.object({ id: z.string(), size: z.number().int().nonnegative() }).nullable(),
+  limits: RunnerLimits,
+});
+export type RunnerTaskSpec = z.infer<typeof RunnerTaskSpec>;
+
+export const FencedRequest = z.object({ fence: z.number().int() });
+
+export const StartedRequest = FencedRequest.extend({ pid: z.number().int().optional() });
+export type StartedRequest = z.infer<typeof StartedRequest>;
+
+export const LogStream = z.enum(['stdout', 'stderr', 'system']);
+export type LogStream = z.infer<typeof LogStream>;
+export const LogLine = z.object({
+  /** 1-based, gap-free per task run; the server keeps the first copy of each seq. */
+  seq: z.number().int().positive(),
+  stream: LogStream,
+  line: z.string(),
+  ts: z.string().datetime({ offset: true }),
+});
+export type LogLine = z.infer<typeof LogLine>;
+export const LogBatchRequest = FencedRequest.extend({ lines: z.array(LogLine).max(5000) });
+export type LogBatchRequest = z.infer<typeof LogBatchRequest>;
+export const LogBatchResponse = z.object({ accepted: z.number().int() });
+
+export const OutputsRequest = FencedRequest.extend({ outputs: z.record(z.string(), z.string()) });
+export type OutputsRequest = z.infer<typeof OutputsRequest>;
+
+export const Metric = z.object({
+  name: z.string().min(1),
+  value: z.number(),
+  tags: z.record(z.string(), z.string()).default({}),
+});
+export type Metric = z.infer<typeof Metric>;
+export const MetricsRequest = FencedRequest.extend({ metrics: z.array(Metric).max(1000) });
+export type MetricsRequest = z.infer<typeof MetricsRequest>;
+
+export const HeartbeatRequest = FencedRequest;
+export const HeartbeatResponse = z.object({ cancel: z.boolean() });
+export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+export const ResultRequest = FencedRequest.extend({
+  exitCode: z.number().int().nullable(),
+  /** Set when the runner stopped the task on a cancel or its own timeout. */
+  stoppedBy: z.enum(['cancel', 'timeout']).nullable().default(null),
+  error: z.string().max(8192).nullable().default(null),
+});
+export type ResultRequest = z.infer<typeof ResultRequest>;
+export const ResultResponse = z.object({ state: z.string() });
+
+export const OkResponse = z.object({ ok: z.literal(true) });
