@@ -5,7 +5,11 @@ const shared = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   // ESM-only dependencies are transformed too.
   transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(jose|@kubernetes|openid-client|oauth4webapi))'],
-  moduleNameMapper: { '^@sluice/([a-z-]+)$': '<rootDir>/../../packages/$1/src' },
+  moduleNameMapper: {
+    '^@sluice/([a-z-]+)$': '<rootDir>/../../packages/$1/src',
+    // TypeScript sources that import siblings as './x.js' (Prisma's generated client does).
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
 };
 const project = (dir) => ({
   ...shared,

@@ -1,0 +1,94 @@
+import { ConfigError, parseEnv, parseRunnerEnv } from '@sluice/config';
+
+// Each command loads only what it uses: `exec` starts once per task run on the
+// process executor, and must not pay for express, Prisma and the engine.
+
+const VERSION = process.env.SLUICE_VERSION ?? '0.1.0';
+
+const USAGE = `usage:
+  sluice server [--standalone]   public API + internal API; --standalone adds the
+                                 background jobs and an embedded instance (inline +
+                                 process executors) and, without SLUICE_DATABASE_URL,
+                                 an embedded PostgreSQL under SLUICE_DATA_DIR
+  sluice token create ...        print a user JWT (see: sluice token --help)
+  sluice exec                    the runner (normally started by an executor)
+
+Configuration is read from the environment; see the README's table.`;
+
+/** Stops on the first SIGTERM/SIGINT; a second one, or a stop that hangs, forces the exit. */
+function onShutdownSignal(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    process.stderr.write(`received ${signal}, stopping\n`);
+    const force = setTimeout(() => process.exit(1), 60_000);
+    force.unref();
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+async function serverCommand(args: string[]): Promise<number> {
+  if (args.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const unknown = args.filter((a) => a !== '--standalone');
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown argument ${unknown.join(' ')}\n${USAGE}\n`);
+    return 2;
+  }
+  const standalone = args.includes('--standalone');
+  const config = parseEnv('server', process.env, { standalone });
+  // The process executor starts the runner as this same program: `<node> <this file> exec`.
+  const runnerCommand = [process.execPath, __filename, 'exec'];
+  const { startServer } = await import('@sluice/server-runtime');
+  const server = await startServer(config, { standalone, runnerCommand, version: VERSION });
+  onShutdownSignal(() => server.stop());
+  return new Promise<number>(() => undefined); // runs until a signal
+}
+
+async function execCommand(): Promise<number> {
+  const env = parseRunnerEnv(process.env);
+  const { runTask } = await import('@sluice/runner');
+  const result = await runTask({ apiUrl: env.apiUrl, runToken: env.runToken, taskRunId: env.taskRunId });
+  return result.exitCode;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'server':
+        return await serverCommand(rest);
+      case 'token':
+        return await (await import('./token')).tokenCommand(rest, process.env);
+      case 'exec':
+        return await execCommand();
+      case undefined:
+      case '--help':
+      case 'help':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      default:
+        process.stderr.write(`unknown command ${command}\n${USAGE}\n`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`sluice ${command}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}

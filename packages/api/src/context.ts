@@ -1,0 +1,20 @@
+import type { Pool } from 'pg';
+import type { PrismaClient } from '@sluice/claim-store';
+import type { Engine } from '@sluice/engine';
+import type { SecretKeyring } from '@sluice/secrets';
+
+/** What the public API's routes need; built once by the server app. */
+export interface PublicApiContext {
+  pool: Pool;
+  prisma: PrismaClient;
+  engine: Engine;
+  keyring: SecretKeyring;
+  /** AUTH_JWT_SECRET */
+  jwtSecret: string;
+  /** PIPELINE_EXECUTOR_SILENCE_TIMEOUT: instances that reported within it are online. */
+  executorSilenceTimeoutMs: number;
+  log: {
+    info(message: string, fields?: Record<string, unknown>): void;
+    error(message: string, fields?: Record<string, unknown>): void;
+  };
+}

@@ -1,0 +1,6 @@
+export * from './context';
+export * from './http-errors';
+export * from './user-auth';
+export * from './public-app';
+export * from './internal-app';
+export * from './runner-router';

@@ -1,0 +1,30 @@
+import express, { Router, type Express } from 'express';
+import type { PublicApiContext } from './context';
+import { errorHandler, HttpError } from './http-errors';
+import { requireUser } from './user-auth';
+import { executionRoutes } from './public/executions';
+import { executorRoutes } from './public/executors';
+import { fileRoutes } from './public/files';
+import { flowRoutes } from './public/flows';
+import { secretRoutes } from './public/secrets';
+import { taskRunRoutes } from './public/task-runs';
+
+/** The public API (HTTP_SERVER_ADDR): every route under /api/v1 needs a user JWT. */
+export function createPublicApp(ctx: PublicApiContext, extra: { beforeRoutes?: express.RequestHandler[] } = {}): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  for (const h of extra.beforeRoutes ?? []) app.use(h);
+  const api = Router();
+  api.use(requireUser(ctx.jwtSecret));
+  api.use(flowRoutes(ctx));
+  api.use(fileRoutes(ctx));
+  api.use(secretRoutes(ctx));
+  api.use(executionRoutes(ctx));
+  api.use(taskRunRoutes(ctx));
+  api.use(executorRoutes(ctx));
+  app.use('/api/v1', api);
+  app.use((req, _res, next) => next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)));
+  app.use(errorHandler(ctx.log));
+  return app;
+}

@@ -1,0 +1,83 @@
+import { Router } from 'express';
+import { getOutputsOfExecution, listTaskRunsOfExecution, servedPools, type TaskRunRow } from '@sluice/claim-store';
+import { getExecution } from '@sluice/engine';
+import type { PublicApiContext } from '../context';
+import { HttpError } from '../http-errors';
+import { checkName } from './names';
+import { currentUser } from '../user-auth';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function checkId(kind: string, id: string): string {
+  if (!UUID.test(id)) throw new HttpError(404, 'not_found', `${kind} ${id} not found`);
+  return id;
+}
+
+export { checkId };
+
+function taskRunView(run: TaskRunRow, waitingForInstance: boolean, outputs: Record<string, string> | undefined) {
+  const executor = run.executor as { type?: string; pool?: string; image?: string };
+  return {
+    id: run.id,
+    taskId: run.taskId,
+    attempt: run.attempt,
+    state: run.state,
+    // A queued task run that no online instance can take says so (DESIGN.md vocabulary).
+    reason: run.state === 'QUEUED' && waitingForInstance ? 'no_instance_for_pool' : run.reason,
+    executor: { type: executor.type ?? run.executorType, pool: executor.pool ?? run.pool, image: executor.image ?? null },
+    externalRef: run.externalRef,
+    ownerId: run.ownerId,
+    exitCode: run.exitCode,
+    error: run.error,
+    outputs: run.state === 'SUCCEEDED' ? (outputs ?? {}) : undefined,
+    createdAt: run.createdAt,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+  };
+}
+
+export function executionRoutes(ctx: PublicApiContext): Router {
+  const router = Router();
+
+  router.post('/namespaces/:ns/flows/:flow/executions', async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const flowId = checkName('flow', String(req.params.flow));
+    const execution = await ctx.engine.createExecution({ namespace, flowId, trigger: 'api' });
+    res.status(201).json({ id: execution.id, state: execution.state });
+  });
+
+  router.get('/executions/:id', async (req, res) => {
+    const id = checkId('execution', String(req.params.id));
+    const execution = await getExecution(ctx.pool, id);
+    if (!execution) throw new HttpError(404, 'not_found', `execution ${id} not found`);
+    const [runs, served, outputs] = await Promise.all([
+      listTaskRunsOfExecution(ctx.pool, id),
+      servedPools(ctx.pool, ctx.executorSilenceTimeoutMs),
+      getOutputsOfExecution(ctx.pool, id),
+    ]);
+    const servedSet = new Set(served.map((s) => `${s.executorType}\0${s.pool}`));
+    res.json({
+      id: execution.id,
+      namespace: execution.namespace,
+      flowId: execution.flowId,
+      state: execution.state,
+      reason: execution.reason,
+      trigger: execution.trigger,
+      snapshotId: execution.snapshotId,
+      cancelRequested: execution.cancelRequested,
+      createdAt: execution.createdAt,
+      startedAt: execution.startedAt,
+      endedAt: execution.endedAt,
+      taskRuns: runs.map((r) => taskRunView(r, !servedSet.has(`${r.executorType}\0${r.pool}`), outputs[r.taskId])),
+    });
+  });
+
+  router.post('/executions/:id/cancel', async (req, res) => {
+    const id = checkId('execution', String(req.params.id));
+    const execution = await ctx.engine.cancelExecution(id);
+    ctx.log.info('execution cancel requested', { executionId: id, user: currentUser(res).user });
+    res.status(202).json({ id: execution.id, state: execution.state, cancelRequested: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,71 @@
+import express, { Router } from 'express';
+import { parseFlow, parseNamespaceConfig, validateFlowAgainstNamespace, type NamespaceConfig } from '@sluice/flows';
+import type { PublicApiContext } from '../context';
+import { HttpError } from '../http-errors';
+import { checkName } from './names';
+
+const yamlBody = express.text({ type: () => true, limit: '1mb' });
+
+async function namespaceConfig(ctx: PublicApiContext, namespace: string): Promise<NamespaceConfig | null> {
+  const file = await ctx.prisma.namespaceFile.findUnique({ where: { namespace_path: { namespace, path: 'namespace.yaml' } } });
+  if (!file) return null;
+  const parsed = parseNamespaceConfig(Buffer.from(file.content).toString('utf8'));
+  return parsed.ok ? parsed.config : null;
+}
+
+function flowView(row: { namespace: string; flowId: string; source: string; definition: unknown; updatedAt: Date }) {
+  return { namespace: row.namespace, id: row.flowId, source: row.source, definition: row.definition, updatedAt: row.updatedAt };
+}
+
+export function flowRoutes(ctx: PublicApiContext): Router {
+  const router = Router();
+
+  router.put('/namespaces/:ns/flows/:flow', yamlBody, async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const flowId = checkName('flow', String(req.params.flow));
+    if (typeof req.body !== 'string' || req.body.trim() === '') {
+      throw new HttpError(400, 'invalid_request', 'the body must be the flow YAML (Content-Type: application/yaml)');
+    }
+    const parsed = parseFlow(req.body, { namespace, flowId });
+    if (!parsed.ok) return void res.status(422).json({ errors: parsed.errors });
+    const merged = validateFlowAgainstNamespace(parsed.flow, (await namespaceConfig(ctx, namespace)) ?? undefined);
+    if (merged.length > 0) return void res.status(422).json({ errors: merged });
+    const data = {
+      source: req.body,
+      definition: parsed.flow as unknown as object,
+      schedule: parsed.flow.schedule ?? null,
+      updatedAt: new Date(),
+    };
+    const row = await ctx.prisma.flow.upsert({
+      where: { namespace_flowId: { namespace, flowId } },
+      create: { namespace, flowId, ...data },
+      update: data,
+    });
+    ctx.log.info('flow stored', { namespace, flowId });
+    res.json(flowView(row));
+  });
+
+  router.get('/namespaces/:ns/flows', async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const rows = await ctx.prisma.flow.findMany({ where: { namespace }, orderBy: { flowId: 'asc' } });
+    res.json({ flows: rows.map((r) => ({ id: r.flowId, schedule: r.schedule, updatedAt: r.updatedAt })) });
+  });
+
+  router.get('/namespaces/:ns/flows/:flow', async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const flowId = checkName('flow', String(req.params.flow));
+    const row = await ctx.prisma.flow.findUnique({ where: { namespace_flowId: { namespace, flowId } } });
+    if (!row) throw new HttpError(404, 'not_found', `flow ${namespace}/${flowId} not found`);
+    res.json(flowView(row));
+  });
+
+  router.delete('/namespaces/:ns/flows/:flow', async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const flowId = checkName('flow', String(req.params.flow));
+    const r = await ctx.prisma.flow.deleteMany({ where: { namespace, flowId } });
+    if (r.count === 0) throw new HttpError(404, 'not_found', `flow ${namespace}/${flowId} not found`);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,42 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { deleteSecret, listSecretNames, putSecret } from '@sluice/engine';
+import type { PublicApiContext } from '../context';
+import { HttpError } from '../http-errors';
+import { requireUser } from '../user-auth';
+import { checkName } from './names';
+
+const SecretBody = z.object({ value: z.string().min(1).max(64 * 1024) }).strict();
+
+/** Namespace secrets: write and delete only. No call ever returns a value; only the runner API resolves them. */
+export function secretRoutes(ctx: PublicApiContext): Router {
+  const router = Router();
+  const admin = requireUser(ctx.jwtSecret, 'admin');
+
+  router.put('/namespaces/:ns/secrets/:name', admin, express.json({ limit: '128kb' }), async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const name = checkName('secret', String(req.params.name));
+    const body = SecretBody.safeParse(req.body);
+    if (!body.success) throw new HttpError(400, 'invalid_request', 'the body must be {"value": "<non-empty string>"}');
+    await putSecret(ctx.pool, ctx.keyring, namespace, name, body.data.value);
+    ctx.log.info('secret stored', { namespace, secret: name });
+    res.status(204).end();
+  });
+
+  router.delete('/namespaces/:ns/secrets/:name', admin, async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    const name = checkName('secret', String(req.params.name));
+    if (!(await deleteSecret(ctx.pool, namespace, name))) {
+      throw new HttpError(404, 'not_found', `secret ${namespace}/${name} not found`);
+    }
+    ctx.log.info('secret deleted', { namespace, secret: name });
+    res.status(204).end();
+  });
+
+  router.get('/namespaces/:ns/secrets', async (req, res) => {
+    const namespace = checkName('namespace', String(req.params.ns));
+    res.json({ secrets: await listSecretNames(ctx.pool, namespace) });
+  });
+
+  return router;
+}

@@ -1,0 +1,80 @@
+import { Router, type Response } from 'express';
+import { getArtifact, getTaskRun, listArtifacts, readLogs } from '@sluice/claim-store';
+import { isTerminalTaskRunState } from '@sluice/protocol';
+import type { PublicApiContext } from '../context';
+import { HttpError } from '../http-errors';
+import { checkId } from './executions';
+
+const FOLLOW_POLL_MS = 250;
+
+function intParam(value: unknown, name: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new HttpError(400, 'invalid_request', `${name} must be a whole number ≥ 0`);
+  return Math.min(n, max);
+}
+
+/**
+ * Follow mode: newline-delimited JSON, one line per log line, until the task
+ * run has ended and every line it wrote was sent (or the client goes away).
+ */
+async function followLogs(ctx: PublicApiContext, taskRunId: string, after: number, res: Response): Promise<void> {
+  res.status(200).type('application/x-ndjson');
+  res.flushHeaders();
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+  });
+  let cursor = after;
+  while (!closed) {
+    const run = await getTaskRun(ctx.pool, taskRunId);
+    const lines = await readLogs(ctx.pool, taskRunId, { afterSeq: cursor, limit: 1000 });
+    for (const line of lines) res.write(`${JSON.stringify(line)}\n`);
+    if (lines.length > 0) cursor = lines[lines.length - 1]!.seq;
+    if (lines.length === 1000) continue;
+    // Ended: one more read after the state check catches lines written just before the end.
+    if (!run || isTerminalTaskRunState(run.state)) {
+      const rest = await readLogs(ctx.pool, taskRunId, { afterSeq: cursor, limit: 100_000 });
+      for (const line of rest) res.write(`${JSON.stringify(line)}\n`);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+  }
+  res.end();
+}
+
+export function taskRunRoutes(ctx: PublicApiContext): Router {
+  const router = Router();
+
+  router.get('/task-runs/:id/logs', async (req, res) => {
+    const id = checkId('task run', String(req.params.id));
+    const run = await getTaskRun(ctx.pool, id);
+    if (!run) throw new HttpError(404, 'not_found', `task run ${id} not found`);
+    const after = intParam(req.query.after, 'after', 0, Number.MAX_SAFE_INTEGER);
+    if (req.query.follow === 'true' || req.query.follow === '1') return followLogs(ctx, id, after, res);
+    const limit = intParam(req.query.limit, 'limit', 1000, 10_000);
+    const lines = await readLogs(ctx.pool, id, { afterSeq: after, limit });
+    res.json({
+      taskRunId: id,
+      state: run.state,
+      lines,
+      next: lines.length > 0 ? lines[lines.length - 1]!.seq : after,
+    });
+  });
+
+  router.get('/task-runs/:id/artifacts', async (req, res) => {
+    const id = checkId('task run', String(req.params.id));
+    if (!(await getTaskRun(ctx.pool, id))) throw new HttpError(404, 'not_found', `task run ${id} not found`);
+    res.json({ artifacts: await listArtifacts(ctx.pool, id) });
+  });
+
+  router.get('/task-runs/:id/artifacts/*name', async (req, res) => {
+    const id = checkId('task run', String(req.params.id));
+    const name = (req.params.name as unknown as string[]).join('/');
+    const artifact = await getArtifact(ctx.pool, id, name);
+    if (!artifact) throw new HttpError(404, 'not_found', `artifact ${name} of task run ${id} not found`);
+    res.attachment(name.split('/').pop() ?? name).type('application/octet-stream').send(artifact.content);
+  });
+
+  return router;
+}

@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import request from 'supertest';
+import { createUserToken, createRunToken } from '@sluice/auth';
+import { claimTaskRuns, createPool, createPrismaClient, type PrismaClient } from '@sluice/claim-store';
+import { DEFAULT_ENGINE_SETTINGS, Engine, RunnerService, type EngineSettings } from '@sluice/engine';
+import { SecretKeyring } from '@sluice/secrets';
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { createInternalApp, createPublicApp } from '@sluice/api';
+import type { Express } from 'express';
+
+export const JWT_SECRET = 'api-test-secret-0123456789';
+
+export interface ApiHarness {
+  db: TestDatabase;
+  pool: Pool;
+  prisma: PrismaClient;
+  engine: Engine;
+  publicApp: Express;
+  internalApp: Express;
+  adminToken: string;
+  memberToken: string;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** The public and internal apps over a real PostgreSQL database of their own, in this process. */
+export async function startApiHarness(settings: Partial<EngineSettings> = {}): Promise<ApiHarness> {
+  const db = await createTestDatabase();
+  const pool = createPool(db.url);
+  const prisma = createPrismaClient(db.url);
+  const logs: string[] = [];
+  const log = {
+    info: (m: string, f?: object) => logs.push(`${m} ${JSON.stringify(f ?? {})}`),
+    warn: (m: string, f?: object) => logs.push(`${m} ${JSON.stringify(f ?? {})}`),
+    error: (m: string, f?: object) => logs.push(`${m} ${JSON.stringify(f ?? {})}`),
+  };
+  const keyring = new SecretKeyring([randomBytes(32)]);
+  const engine = new Engine({
+    pool,
+    keyring,
+    settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: JWT_SECRET, ...settings },
+    log,
+  });
+  const publicApp = createPublicApp({
+    pool,
+    prisma,
+    engine,
+    keyring,
+    jwtSecret: JWT_SECRET,
+    executorSilenceTimeoutMs: 60_000,
+    log,
+  });
+  const internalApp = createInternalApp({
+    runner: new RunnerService(engine),
+    artifactMaxBytes: DEFAULT_ENGINE_SETTINGS.runnerLimits.artifactMaxBytes,
+    log,
+  });
+  return {
+    db,
+    pool,
+    prisma,
+    engine,
+    publicApp,
+    internalApp,
+    adminToken: await createUserToken(JWT_SECRET, { user: 'ada', workspace: 'w', role: 'admin' }),
+    memberToken: await createUserToken(JWT_SECRET, { user: 'bob', workspace: 'w', role: 'member' }),
+    logs,
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+export function putFlow(h: ApiHarness, ns: string, flow: string, yaml: string) {
+  return request(h.publicApp)
+    .put(`/api/v1/namespaces/${ns}/flows/${flow}`)
+    .set('Authorization', `Bearer ${h.adminToken}`)
+    .set('Content-Type', 'application/yaml')
+    .send(yaml);
+}
+
+/** Claims like an instance would, and mints the run token it would hand to the runner. */
+export async function claimWithToken(h: ApiHarness, executorTypes: Array<'process' | 'inline'> = ['process']) {
+  const rows = await claimTaskRuns(h.pool, { ownerId: 'test-instance', executorTypes, pools: ['default'], limit: 10 });
+  return Promise.all(
+    rows.map(async (row) => ({ row, token: await createRunToken(JWT_SECRET, { taskRunId: row.id, fence: row.fence }, row.timeoutMs) })),
+  );
+}

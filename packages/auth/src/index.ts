@@ -1,0 +1,2 @@
+export * from './user-tokens';
+export * from './run-tokens';

@@ -1,0 +1,2 @@
+export * from './generated-secrets';
+export * from './embedded-postgres';

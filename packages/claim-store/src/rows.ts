@@ -1,0 +1,163 @@
+import type { ExecutorType, TaskRunReason, TaskRunState } from '@sluice/protocol';
+
+/**
+ * Rows as the store hands them out: camelCase, dates as Date, JSON parsed.
+ * The mappers are the one place that knows the snake_case column names.
+ */
+
+export type JsonObject = Record<string, unknown>;
+
+export interface TaskRunRow {
+  id: string;
+  executionId: string;
+  taskId: string;
+  attempt: number;
+  maxAttempts: number;
+  state: TaskRunState;
+  reason: TaskRunReason | null;
+  executorType: ExecutorType;
+  /** '' for inline task runs. */
+  pool: string;
+  executor: JsonObject;
+  spec: JsonObject;
+  timeoutMs: number;
+  fence: number;
+  ownerId: string | null;
+  externalRef: string | null;
+  cancelRequested: boolean;
+  exitCode: number | null;
+  error: string | null;
+  availableAt: Date;
+  createdAt: Date;
+  claimedAt: Date | null;
+  startedAt: Date | null;
+  heartbeatAt: Date | null;
+  endedAt: Date | null;
+}
+
+export interface ExecutionRow {
+  id: string;
+  namespace: string;
+  flowId: string;
+  snapshotId: string | null;
+  definition: JsonObject;
+  state: string;
+  reason: string | null;
+  trigger: string;
+  scheduledFor: Date | null;
+  cancelRequested: boolean;
+  createdAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+}
+
+export interface InstanceRow {
+  id: string;
+  type: string;
+  version: string;
+  capacity: Record<string, number | null>;
+  pools: string[];
+  executors: ExecutorType[];
+  resourceDefaults: Record<string, string>;
+  registeredAt: Date;
+  lastSeenAt: Date;
+}
+
+export interface LogLineRow {
+  seq: number;
+  stream: string;
+  line: string;
+  ts: Date;
+}
+
+export interface ArtifactInfo {
+  name: string;
+  size: number;
+  createdAt: Date;
+}
+
+export interface ArtifactRow extends ArtifactInfo {
+  taskRunId: string;
+  content: Buffer;
+}
+
+// pg hands rows over as loosely typed records; the mappers below narrow them.
+type Raw = Record<string, unknown>;
+
+const date = (v: unknown): Date => v as Date;
+const dateOrNull = (v: unknown): Date | null => (v === null ? null : (v as Date));
+const strOrNull = (v: unknown): string | null => (v === null ? null : String(v));
+const numOrNull = (v: unknown): number | null => (v === null ? null : Number(v));
+
+export function toTaskRunRow(r: Raw): TaskRunRow {
+  return {
+    id: String(r.id),
+    executionId: String(r.execution_id),
+    taskId: String(r.task_id),
+    attempt: Number(r.attempt),
+    maxAttempts: Number(r.max_attempts),
+    state: r.state as TaskRunState,
+    reason: r.reason as TaskRunReason | null,
+    executorType: r.executor_type as ExecutorType,
+    pool: String(r.pool),
+    executor: r.executor as JsonObject,
+    spec: r.spec as JsonObject,
+    timeoutMs: Number(r.timeout_ms),
+    fence: Number(r.fence),
+    ownerId: strOrNull(r.owner_id),
+    externalRef: strOrNull(r.external_ref),
+    cancelRequested: Boolean(r.cancel_requested),
+    exitCode: numOrNull(r.exit_code),
+    error: strOrNull(r.error),
+    availableAt: date(r.available_at),
+    createdAt: date(r.created_at),
+    claimedAt: dateOrNull(r.claimed_at),
+    startedAt: dateOrNull(r.started_at),
+    heartbeatAt: dateOrNull(r.heartbeat_at),
+    endedAt: dateOrNull(r.ended_at),
+  };
+}
+
+export function toExecutionRow(r: Raw): ExecutionRow {
+  return {
+    id: String(r.id),
+    namespace: String(r.namespace),
+    flowId: String(r.flow_id),
+    snapshotId: strOrNull(r.snapshot_id),
+    definition: r.definition as JsonObject,
+    state: String(r.state),
+    reason: strOrNull(r.reason),
+    trigger: String(r.trigger),
+    scheduledFor: dateOrNull(r.scheduled_for),
+    cancelRequested: Boolean(r.cancel_requested),
+    createdAt: date(r.created_at),
+    startedAt: dateOrNull(r.started_at),
+    endedAt: dateOrNull(r.ended_at),
+  };
+}
+
+export function toInstanceRow(r: Raw): InstanceRow {
+  return {
+    id: String(r.id),
+    type: String(r.type),
+    version: String(r.version),
+    capacity: r.capacity as Record<string, number | null>,
+    pools: (r.pools as string[] | null) ?? [],
+    executors: ((r.executors as string[] | null) ?? []) as ExecutorType[],
+    resourceDefaults: r.resource_defaults as Record<string, string>,
+    registeredAt: date(r.registered_at),
+    lastSeenAt: date(r.last_seen_at),
+  };
+}
+
+export function toLogLineRow(r: Raw): LogLineRow {
+  return { seq: Number(r.seq), stream: String(r.stream), line: String(r.line), ts: date(r.ts) };
+}
+
+export function toArtifactInfo(r: Raw): ArtifactInfo {
+  return { name: String(r.name), size: Number(r.size), createdAt: date(r.created_at) };
+}
+
+export function toArtifactRow(r: Raw): ArtifactRow {
+  return { ...toArtifactInfo(r), taskRunId: String(r.task_run_id), content: r.content as Buffer };
+}

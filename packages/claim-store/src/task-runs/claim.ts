@@ -1,0 +1,149 @@
+import { Pool } from 'pg';
+import type { ExecutorType } from '@sluice/protocol';
+import { query, withTransaction, type Queryable } from '../db';
+import { toTaskRunRow, type TaskRunRow } from '../rows';
+
+export interface PerPoolLimit {
+  executorType: ExecutorType;
+  pool: string;
+  /** Most STARTING/RUNNING task runs of this (executor type, pool) over all instances; 0 = no cap. */
+  maxActive: number;
+}
+
+export interface ClaimOptions {
+  /** The claiming instance's owner ID, stored on each claimed task run. */
+  ownerId: string;
+  executorTypes: ExecutorType[];
+  /** Pools the instance serves; inline task runs (pool '') are claimable regardless. */
+  pools: string[];
+  limit: number;
+  /** The kubernetes cap (SLUICE_K8S_MAX_JOBS): enforced inside the claim, see claimWithPoolLimits. */
+  perPoolLimits?: PerPoolLimit[];
+}
+
+// One statement: the CTE picks the oldest claimable rows and locks them,
+// skipping rows another claimer holds (so N claimers never wait on each other
+// nor take one row twice), and the UPDATE turns them into claims.
+// `state = 'QUEUED'` is written literally so the planner can match the partial
+// index task_runs_claim_idx; its key order equals the ORDER BY, so the scan
+// stops after $4 rows instead of sorting the whole backlog. The claim bumps
+// the fence: every later write of the holder carries it. It clears a waiting
+// reason such as no_instance_for_pool.
+export const CLAIM_TASK_RUNS_SQL = `
+WITH candidates AS (
+  SELECT id FROM task_runs
+  WHERE state = 'QUEUED'
+    AND available_at <= now()
+    AND executor_type = ANY($2::text[])
+    AND (executor_type = 'inline' OR pool = ANY($3::text[]))
+  ORDER BY available_at, created_at, id
+  LIMIT $4
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE task_runs t
+SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
+FROM candidates c
+WHERE t.id = c.id
+RETURNING t.*`;
+
+// As CLAIM_TASK_RUNS_SQL, but rows of a (type, pool) already at its cap are not
+// candidates, and of the rest at most (cap - active) per (type, pool) are
+// taken. $5..$7 are the parallel arrays of the limits.
+const CLAIM_LIMITED_SQL = `
+WITH limits AS (
+  SELECT * FROM unnest($5::text[], $6::text[], $7::int[]) AS l(executor_type, pool, max_active)
+),
+room AS (
+  SELECT l.executor_type, l.pool,
+         l.max_active - (SELECT count(*) FROM task_runs a
+                         WHERE a.state IN ('STARTING', 'RUNNING')
+                           AND a.executor_type = l.executor_type AND a.pool = l.pool) AS free
+  FROM limits l
+),
+candidates AS (
+  SELECT id, executor_type, pool, available_at, created_at FROM task_runs
+  WHERE state = 'QUEUED'
+    AND available_at <= now()
+    AND executor_type = ANY($2::text[])
+    AND (executor_type = 'inline' OR pool = ANY($3::text[]))
+    AND (executor_type, pool) NOT IN (SELECT executor_type, pool FROM room WHERE free <= 0)
+  ORDER BY available_at, created_at, id
+  LIMIT $4
+  FOR UPDATE SKIP LOCKED
+),
+allowed AS (
+  SELECT c.id FROM (
+    SELECT c.*, row_number() OVER (PARTITION BY c.executor_type, c.pool
+                                   ORDER BY c.available_at, c.created_at, c.id) AS rn
+    FROM candidates c
+  ) c
+  LEFT JOIN room r ON r.executor_type = c.executor_type AND r.pool = c.pool
+  WHERE r.free IS NULL OR c.rn <= r.free
+)
+UPDATE task_runs t
+SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
+FROM allowed c
+WHERE t.id = c.id
+RETURNING t.*`;
+
+/** Claims up to `limit` queued task runs for `ownerId`, oldest first. */
+export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<TaskRunRow[]> {
+  if (!Number.isInteger(opts.limit) || opts.limit < 1) {
+    throw new Error(`claimTaskRuns: limit must be a positive integer, got ${opts.limit}`);
+  }
+  if (opts.executorTypes.length === 0) return [];
+  const params = [opts.ownerId, opts.executorTypes, opts.pools, opts.limit];
+  const limits = opts.perPoolLimits?.filter((l) => l.maxActive > 0) ?? [];
+  if (limits.length === 0) {
+    return sortOldestFirst((await query(db, CLAIM_TASK_RUNS_SQL, params)).rows.map(toTaskRunRow));
+  }
+  return claimWithPoolLimits(db, params, limits);
+}
+
+/**
+ * A cap over all instances needs the count of active task runs to be current
+ * when the claim decides. Within one statement that count comes from the
+ * statement's snapshot, so two claimers at once could both see room for the
+ * last slot. Hence: take a transaction-scoped advisory lock per limited pool
+ * (in a fixed order, so two claimers cannot deadlock), then run the claim in a
+ * new statement, whose snapshot includes every earlier claim. Kubernetes
+ * claims once per K8S_EXECUTOR_JOB_WORKER_INTERVAL, so the serialisation
+ * costs nothing there. Needs its own transaction, hence a Pool.
+ */
+async function claimWithPoolLimits(
+  db: Queryable,
+  params: unknown[],
+  limits: PerPoolLimit[],
+): Promise<TaskRunRow[]> {
+  if (!(db instanceof Pool)) {
+    throw new Error('claimTaskRuns: perPoolLimits needs a Pool (the claim runs in its own transaction)');
+  }
+  const sorted = [...limits].sort((a, b) =>
+    `${a.executorType}\u0000${a.pool}` < `${b.executorType}\u0000${b.pool}` ? -1 : 1,
+  );
+  return withTransaction(db, async (tx) => {
+    for (const l of sorted) {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('sluice.claim'), hashtext($1 || '/' || $2))", [
+        l.executorType,
+        l.pool,
+      ]);
+    }
+    const { rows } = await tx.query(CLAIM_LIMITED_SQL, [
+      ...params,
+      sorted.map((l) => l.executorType),
+      sorted.map((l) => l.pool),
+      sorted.map((l) => l.maxActive),
+    ]);
+    return sortOldestFirst(rows.map(toTaskRunRow));
+  });
+}
+
+// UPDATE ... RETURNING does not keep the CTE's order.
+function sortOldestFirst(rows: TaskRunRow[]): TaskRunRow[] {
+  return rows.sort(
+    (a, b) =>
+      a.availableAt.getTime() - b.availableAt.getTime() ||
+      a.createdAt.getTime() - b.createdAt.getTime() ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}

@@ -1,0 +1,69 @@
+import type { TaskRunReason } from '@sluice/protocol';
+import { query, type Queryable } from '../db';
+import { isUuid } from '../errors';
+import { toTaskRunRow, type TaskRunRow } from '../rows';
+
+// Everything here ends task runs on behalf of someone other than the holder,
+// and so bumps the fence: a holder that is still alive finds its later writes
+// refused instead of overwriting the ending.
+
+/**
+ * An instance shutting down fails the work it cannot hand over
+ * (`instance_shutdown`). Only rows still owned by `ownerId` and active are
+ * touched; `ids` omitted means all of them.
+ */
+export async function failTaskRunsOfOwner(
+  db: Queryable,
+  opts: { ownerId: string; ids?: string[]; reason?: TaskRunReason; error?: string },
+): Promise<TaskRunRow[]> {
+  const ids = opts.ids?.filter(isUuid) ?? null;
+  const { rows } = await query(
+    db,
+    `UPDATE task_runs
+     SET state = 'FAILED', reason = $3, error = $4, fence = fence + 1, ended_at = now()
+     WHERE owner_id = $1 AND state IN ('STARTING', 'RUNNING') AND ($2::uuid[] IS NULL OR id = ANY($2::uuid[]))
+     RETURNING *`,
+    [
+      opts.ownerId,
+      ids,
+      opts.reason ?? 'instance_shutdown',
+      opts.error ?? `instance ${opts.ownerId} shut down`,
+    ],
+  );
+  return rows.map(toTaskRunRow);
+}
+
+/**
+ * Cancels the execution's task runs nobody has claimed yet. A claim that
+ * holds a row at this moment wins (the UPDATE waits for it and then sees
+ * STARTING): call requestCancel afterwards to reach those.
+ */
+export async function cancelQueuedTaskRuns(db: Queryable, executionId: string): Promise<TaskRunRow[]> {
+  if (!isUuid(executionId)) return [];
+  const { rows } = await query(
+    db,
+    `UPDATE task_runs
+     SET state = 'CANCELLED', reason = 'cancelled', fence = fence + 1, ended_at = now()
+     WHERE execution_id = $1 AND state = 'QUEUED'
+     RETURNING *`,
+    [executionId],
+  );
+  return rows.map(toTaskRunRow);
+}
+
+/**
+ * Flags the execution's active task runs; their holders learn it from the
+ * next heartbeat (or cancelRequestedAmong) and stop the work, then complete
+ * with CANCELLED themselves. Returns the flagged ids.
+ */
+export async function requestCancel(db: Queryable, executionId: string): Promise<string[]> {
+  if (!isUuid(executionId)) return [];
+  const { rows } = await query<{ id: string }>(
+    db,
+    `UPDATE task_runs SET cancel_requested = true
+     WHERE execution_id = $1 AND state IN ('STARTING', 'RUNNING')
+     RETURNING id`,
+    [executionId],
+  );
+  return rows.map((r) => r.id);
+}

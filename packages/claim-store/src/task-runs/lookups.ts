@@ -1,0 +1,44 @@
+import { query, type Queryable } from '../db';
+import { isUuid } from '../errors';
+import { toTaskRunRow, type TaskRunRow } from '../rows';
+
+export async function getTaskRun(db: Queryable, id: string): Promise<TaskRunRow | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await query(db, 'SELECT * FROM task_runs WHERE id = $1', [id]);
+  return rows[0] ? toTaskRunRow(rows[0]) : null;
+}
+
+/** In the order tasks were queued, attempts of one task together. */
+export async function listTaskRunsOfExecution(db: Queryable, executionId: string): Promise<TaskRunRow[]> {
+  if (!isUuid(executionId)) return [];
+  const { rows } = await query(
+    db,
+    'SELECT * FROM task_runs WHERE execution_id = $1 ORDER BY created_at, task_id, attempt',
+    [executionId],
+  );
+  return rows.map(toTaskRunRow);
+}
+
+/** For an executor's cleanup after a restart: keep (adopt) only what is still STARTING/RUNNING. Unknown ids are false. */
+export async function isStillRunning(db: Queryable, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const { rows } = await query(
+    db,
+    `SELECT 1 FROM task_runs WHERE id = $1 AND state IN ('STARTING', 'RUNNING')`,
+    [id],
+  );
+  return rows.length > 0;
+}
+
+/** Of the given task runs, those still active with a cancel requested: one round trip for a whole instance. */
+export async function cancelRequestedAmong(db: Queryable, ids: string[]): Promise<string[]> {
+  const valid = ids.filter(isUuid);
+  if (valid.length === 0) return [];
+  const { rows } = await query<{ id: string }>(
+    db,
+    `SELECT id FROM task_runs
+     WHERE id = ANY($1::uuid[]) AND cancel_requested AND state IN ('STARTING', 'RUNNING')`,
+    [valid],
+  );
+  return rows.map((r) => r.id);
+}

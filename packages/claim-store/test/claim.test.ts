@@ -1,0 +1,186 @@
+import { Pool } from 'pg';
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import {
+  CLAIM_TASK_RUNS_SQL,
+  claimTaskRuns,
+  createPool,
+  getTaskRun,
+  type TaskRunRow,
+} from '@sluice/claim-store';
+import { queueMany, queueOne, seedExecution } from './fixtures';
+
+describe('claimTaskRuns', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = createPool(db.url);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+  // Each test starts with an empty queue.
+  beforeEach(() => pool.query('DELETE FROM executions'));
+
+  it('8 concurrent claimers take each of 2,000 queued task runs exactly once', async () => {
+    const execution = await seedExecution(pool);
+    await queueMany(pool, execution, 2000);
+    // One connection per claimer, so the claims really run side by side.
+    const claimers = Array.from({ length: 8 }, () => createPool(db.url, { max: 1 }));
+    try {
+      const claimed = await Promise.all(
+        claimers.map(async (p, n) => {
+          const mine: TaskRunRow[] = [];
+          for (;;) {
+            const batch = await claimTaskRuns(p, {
+              ownerId: `claimer-${n}`,
+              executorTypes: ['process'],
+              pools: ['default'],
+              limit: 7,
+            });
+            if (batch.length === 0) return mine;
+            mine.push(...batch);
+          }
+        }),
+      );
+      const all = claimed.flat();
+      expect(all).toHaveLength(2000);
+      expect(new Set(all.map((r) => r.id)).size).toBe(2000);
+      expect(claimed.filter((c) => c.length > 0).length).toBeGreaterThan(1);
+      for (const r of all) expect(r).toMatchObject({ state: 'STARTING', fence: 1 });
+
+      const { rows } = await pool.query(
+        `SELECT state, count(*)::int AS n, count(DISTINCT owner_id)::int AS owners FROM task_runs GROUP BY state`,
+      );
+      expect(rows).toEqual([{ state: 'STARTING', n: 2000, owners: 8 }]);
+    } finally {
+      await Promise.all(claimers.map((p) => p.end()));
+    }
+  });
+
+  it('claims only the executor types and pools asked for; inline regardless of pool', async () => {
+    const execution = await seedExecution(pool);
+    const processDefault = await queueOne(pool, execution, { executorType: 'process', pool: 'default' });
+    const processGpu = await queueOne(pool, execution, { executorType: 'process', pool: 'gpu' });
+    const docker = await queueOne(pool, execution, { executorType: 'docker', pool: 'default' });
+    const inline = await queueOne(pool, execution, { executorType: 'inline', pool: 'ignored' });
+    expect(inline.pool).toBe('');
+
+    const claimed = await claimTaskRuns(pool, {
+      ownerId: 'a',
+      executorTypes: ['process', 'inline'],
+      pools: ['default'],
+      limit: 10,
+    });
+    expect(claimed.map((r) => r.id).sort()).toEqual([processDefault.id, inline.id].sort());
+    expect((await getTaskRun(pool, processGpu.id))?.state).toBe('QUEUED');
+    expect((await getTaskRun(pool, docker.id))?.state).toBe('QUEUED');
+
+    const gpu = await claimTaskRuns(pool, {
+      ownerId: 'b',
+      executorTypes: ['process'],
+      pools: ['gpu'],
+      limit: 10,
+    });
+    expect(gpu.map((r) => r.id)).toEqual([processGpu.id]);
+    expect(gpu[0]).toMatchObject({ ownerId: 'b', state: 'STARTING', fence: 1 });
+    expect(gpu[0]?.claimedAt).toBeInstanceOf(Date);
+    expect(gpu[0]?.heartbeatAt).toBeInstanceOf(Date);
+  });
+
+  it('returns the oldest first, honours the limit and skips task runs not yet available', async () => {
+    const execution = await seedExecution(pool);
+    await queueMany(pool, execution, 5);
+    const later = await queueOne(pool, execution, { availableAt: new Date(Date.now() + 60_000) });
+
+    const first = await claimTaskRuns(pool, {
+      ownerId: 'a',
+      executorTypes: ['process'],
+      pools: ['default'],
+      limit: 3,
+    });
+    expect(first.map((r) => r.taskId)).toEqual(['t00000', 't00001', 't00002']);
+    const rest = await claimTaskRuns(pool, {
+      ownerId: 'a',
+      executorTypes: ['process'],
+      pools: ['default'],
+      limit: 10,
+    });
+    expect(rest.map((r) => r.taskId)).toEqual(['t00003', 't00004']);
+    expect((await getTaskRun(pool, later.id))?.state).toBe('QUEUED');
+
+    await pool.query(`UPDATE task_runs SET available_at = now() - interval '1 second' WHERE id = $1`, [
+      later.id,
+    ]);
+    const due = await claimTaskRuns(pool, {
+      ownerId: 'a',
+      executorTypes: ['process'],
+      pools: ['default'],
+      limit: 10,
+    });
+    expect(due.map((r) => r.id)).toEqual([later.id]);
+  });
+
+  it('uses the partial claim index when the table is large', async () => {
+    const execution = await seedExecution(pool);
+    await queueMany(pool, execution, 20_000);
+    // Most rows are history, as in production.
+    await pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE task_id > 't01000'`);
+    await pool.query('ANALYZE task_runs');
+    const { rows } = await pool.query(`EXPLAIN (FORMAT JSON) ${CLAIM_TASK_RUNS_SQL}`, [
+      'a',
+      ['process', 'docker', 'inline'],
+      ['default'],
+      10,
+    ]);
+    const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+    expect(plan).toContain('"Index Name":"task_runs_claim_idx"');
+    expect(plan).not.toContain('"Node Type":"Sort"');
+  });
+
+  describe('perPoolLimits', () => {
+    it('caps active task runs of a pool over all claimers, counting runs already active', async () => {
+      const execution = await seedExecution(pool);
+      await queueMany(pool, execution, 30, { executorType: 'kubernetes', pool: 'k8s' });
+      await queueOne(pool, execution, { executorType: 'kubernetes', pool: 'other' });
+      const limits = [{ executorType: 'kubernetes' as const, pool: 'k8s', maxActive: 5 }];
+      const claim = (ownerId: string) =>
+        claimTaskRuns(pool, {
+          ownerId,
+          executorTypes: ['kubernetes'],
+          pools: ['k8s', 'other'],
+          limit: 4,
+          perPoolLimits: limits,
+        });
+
+      const claimed = (await Promise.all(['a', 'b', 'c', 'd'].map(claim))).flat();
+      const k8s = claimed.filter((r) => r.pool === 'k8s');
+      expect(k8s).toHaveLength(5);
+      expect(claimed.filter((r) => r.pool === 'other')).toHaveLength(1);
+      expect(await claim('e')).toEqual([]);
+
+      // A slot frees up: exactly one more may start.
+      await pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE id = $1`, [k8s[0]!.id]);
+      expect(await claim('f')).toHaveLength(1);
+    });
+
+    it('needs a Pool because it runs its own transaction', async () => {
+      const client = await pool.connect();
+      try {
+        await expect(
+          claimTaskRuns(client, {
+            ownerId: 'a',
+            executorTypes: ['kubernetes'],
+            pools: ['k8s'],
+            limit: 1,
+            perPoolLimits: [{ executorType: 'kubernetes', pool: 'k8s', maxActive: 1 }],
+          }),
+        ).rejects.toThrow(/perPoolLimits needs a Pool/);
+      } finally {
+        client.release();
+      }
+    });
+  });
+});

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { ExecutorType } from '@sluice/protocol';
+import { claimTaskRuns, insertTaskRun, type TaskRunRow } from '@sluice/claim-store';
+
+/** An execution row for task runs to belong to (the engine writes these for real). */
+export async function seedExecution(pool: Pool): Promise<string> {
+  const id = randomUUID();
+  await pool.query(
+    `INSERT INTO executions (id, namespace, flow_id, definition, state) VALUES ($1, 'ns', 'flow', '{}', 'RUNNING')`,
+    [id],
+  );
+  return id;
+}
+
+export async function queueOne(
+  pool: Pool,
+  executionId: string,
+  over: {
+    taskId?: string;
+    attempt?: number;
+    executorType?: ExecutorType;
+    pool?: string;
+    availableAt?: Date;
+  } = {},
+): Promise<TaskRunRow> {
+  return insertTaskRun(pool, {
+    executionId,
+    taskId: over.taskId ?? `t-${randomUUID().slice(0, 8)}`,
+    attempt: over.attempt ?? 1,
+    maxAttempts: 3,
+    executorType: over.executorType ?? 'process',
+    pool: over.pool ?? 'default',
+    executor: { type: over.executorType ?? 'process', pool: over.pool ?? 'default' },
+    spec: { type: 'command', command: ['true'] },
+    timeoutMs: 60_000,
+    availableAt: over.availableAt,
+  });
+}
+
+/**
+ * Bulk-queues `count` process task runs in one statement, created 1 ms apart
+ * in the past so their claim order is known: task ids t00000, t00001, ...
+ */
+export async function queueMany(
+  pool: Pool,
+  executionId: string,
+  count: number,
+  over: { executorType?: ExecutorType; pool?: string } = {},
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO task_runs (id, execution_id, task_id, attempt, max_attempts, state, executor_type, pool,
+                            executor, spec, timeout_ms, available_at, created_at)
+     SELECT gen_random_uuid(), $1, 't' || lpad(i::text, 5, '0'), 1, 1, 'QUEUED', $3, $4, '{}', '{}', 60000,
+            now() - interval '1 hour', now() - interval '1 hour' + i * interval '1 millisecond'
+     FROM generate_series(0, $2 - 1) AS i`,
+    [executionId, count, over.executorType ?? 'process', over.pool ?? 'default'],
+  );
+}
+
+/** Claims one process/default task run as `ownerId` and fails the test when there is none. */
+export async function claimOne(pool: Pool, ownerId = 'owner-a'): Promise<TaskRunRow> {
+  const [run] = await claimTaskRuns(pool, {
+    ownerId,
+    executorTypes: ['process'],
+    pools: ['default'],
+    limit: 1,
+  });
+  if (!run) throw new Error('expected a claimable task run');
+  return run;
+}

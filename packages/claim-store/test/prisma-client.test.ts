@@ -1,0 +1,32 @@
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { createPrismaClient, type PrismaClient } from '@sluice/claim-store';
+
+describe('createPrismaClient', () => {
+  let db: TestDatabase;
+  let prisma: PrismaClient;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    prisma = createPrismaClient(db.url);
+  });
+  afterAll(async () => {
+    await prisma.$disconnect();
+    await db.drop();
+  });
+
+  it('reads and writes the migrated tables through the pg adapter', async () => {
+    await prisma.flow.create({
+      data: { namespace: 'team', flowId: 'hello', source: 'tasks: []', definition: { tasks: [] } },
+    });
+    const flow = await prisma.flow.findUnique({
+      where: { namespace_flowId: { namespace: 'team', flowId: 'hello' } },
+    });
+    expect(flow).toMatchObject({
+      namespace: 'team',
+      flowId: 'hello',
+      definition: { tasks: [] },
+      schedule: null,
+    });
+    expect(flow?.createdAt).toBeInstanceOf(Date);
+  });
+});

@@ -1,0 +1,4 @@
+export * from './common';
+export * from './scheduling';
+export * from './instance';
+export * from './executors';

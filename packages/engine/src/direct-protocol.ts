@@ -1,0 +1,93 @@
+import {
+  appendLogs,
+  cancelRequestedAmong,
+  claimTaskRuns,
+  isStillRunning,
+  recordExternalRef,
+  registerInstance,
+  heartbeatTaskRun,
+  setOutputs,
+} from '@sluice/claim-store';
+import { createRunToken } from '@sluice/auth';
+import {
+  ClaimRequest,
+  CompletionRequest,
+  InstanceRegistration,
+  type ClaimedTaskRun,
+  type CompletionResponse,
+  type ExecutorLogBatch,
+  type ExecutorProtocol,
+  type FencedTaskRunRef,
+  type MarkStartedRequest,
+  type ResolvedExecutor,
+} from '@sluice/protocol';
+import type { Engine } from './engine';
+
+/**
+ * The executor protocol bound directly to the engine, for the embedded
+ * instance of a standalone server. Requests are validated with the same
+ * schemas the HTTP executor API uses, so both layouts accept the same input.
+ */
+export function createDirectExecutorProtocol(engine: Engine): ExecutorProtocol {
+  const { pool, settings } = engine.deps;
+  return {
+    async register(registration) {
+      await registerInstance(pool, InstanceRegistration.parse(registration));
+    },
+
+    async claim(request) {
+      const req = ClaimRequest.parse(request);
+      const rows = await claimTaskRuns(pool, {
+        ownerId: req.instanceId,
+        executorTypes: req.executorTypes,
+        pools: req.pools,
+        limit: req.limit,
+      });
+      return Promise.all(
+        rows.map(
+          async (row): Promise<ClaimedTaskRun> => ({
+            taskRunId: row.id,
+            executionId: row.executionId,
+            taskId: row.taskId,
+            attempt: row.attempt,
+            fence: row.fence,
+            executor: row.executor as unknown as ResolvedExecutor,
+            timeoutMs: row.timeoutMs,
+            task: stripEnv(row.spec),
+            runToken: await createRunToken(settings.jwtSecret, { taskRunId: row.id, fence: row.fence }, row.timeoutMs),
+          }),
+        ),
+      );
+    },
+
+    async markStarted(request: MarkStartedRequest) {
+      if (request.externalRef !== null) await recordExternalRef(pool, request as MarkStartedRequest & { externalRef: string });
+    },
+
+    heartbeat: (ref: FencedTaskRunRef) => heartbeatTaskRun(pool, ref),
+
+    async reportLogs(batch: ExecutorLogBatch) {
+      await appendLogs(pool, batch);
+    },
+
+    async complete(request): Promise<CompletionResponse> {
+      const req = CompletionRequest.parse(request);
+      if (Object.keys(req.outputs).length > 0) {
+        // Inline tasks report outputs with their completion. Written first, so
+        // dependents queued by the completion can render them; fenced like any write.
+        await setOutputs(pool, { taskRunId: req.taskRunId, fence: req.fence, outputs: req.outputs });
+      }
+      const done = await engine.finishTaskRun(req);
+      return { applied: done.applied, state: done.row.state };
+    },
+
+    isStillRunning: (taskRunId) => isStillRunning(pool, taskRunId),
+    cancelRequested: (ids) => cancelRequestedAmong(pool, ids),
+  };
+}
+
+/** Executors never see the task's environment: secret references are the runner's business. */
+function stripEnv(spec: Record<string, unknown>): Record<string, unknown> {
+  const { env: _env, ...rest } = spec;
+  return rest;
+}

@@ -1,0 +1,10 @@
+export * from './errors';
+export * from './settings';
+export * from './definition';
+export * from './snapshots';
+export * from './engine';
+export * from './runner-service';
+export * from './direct-protocol';
+export * from './secrets';
+export { getExecution, type ExecutionRecord } from './sql/executions';
+export { latestAttempts } from './task-queue';

@@ -1,0 +1,171 @@
+import {
+  addMetrics,
+  appendLogs,
+  artifactsTotalSize,
+  getTaskRun,
+  heartbeatTaskRun,
+  markRunning,
+  putArtifact,
+  setOutputs,
+  type TaskRunRow,
+} from '@sluice/claim-store';
+import { verifyRunToken } from '@sluice/auth';
+import type {
+  HeartbeatResponse,
+  LogBatchRequest,
+  MetricsRequest,
+  OutputsRequest,
+  ResultRequest,
+  RunnerTaskSpec,
+} from '@sluice/protocol';
+import { StaleFenceError } from '@sluice/protocol';
+import type { Engine } from './engine';
+import { PayloadTooLargeError, RunTokenRevokedError } from './errors';
+import { MissingSecretError, resolveTaskEnv } from './secrets';
+import { readSnapshot } from './snapshots';
+import { getExecution } from './sql/executions';
+
+/** A runner that proved, by its token and the database, that it holds this task run right now. */
+export interface RunnerPrincipal {
+  taskRun: TaskRunRow;
+  fence: number;
+}
+
+/**
+ * The runner API's logic, independent of HTTP. A run token is valid only
+ * while its task run is STARTING/RUNNING at the token's fence: when the task
+ * run ends (or is claimed again) the token is revoked by that fact alone.
+ */
+export class RunnerService {
+  constructor(private readonly engine: Engine) {}
+
+  private get deps() {
+    return this.engine.deps;
+  }
+
+  /**
+   * Reads with a revoked token are 401. Writes are answered 409 instead: the
+   * token was genuine, but its fence is stale (DESIGN.md point 8), which tells
+   * a zombie runner to stop rather than to retry with new credentials.
+   */
+  async authenticate(token: string, taskRunId: string, access: 'read' | 'write'): Promise<RunnerPrincipal> {
+    const claims = await verifyRunToken(this.deps.settings.jwtSecret, token);
+    if (claims.taskRunId !== taskRunId) throw new RunTokenRevokedError();
+    const taskRun = await getTaskRun(this.deps.pool, taskRunId);
+    if (!taskRun) throw new RunTokenRevokedError();
+    const current = taskRun.fence === claims.fence && (taskRun.state === 'STARTING' || taskRun.state === 'RUNNING');
+    if (!current) {
+      if (access === 'write') throw new StaleFenceError(taskRunId, claims.fence);
+      throw new RunTokenRevokedError();
+    }
+    return { taskRun, fence: claims.fence };
+  }
+
+  private checkFence(p: RunnerPrincipal, fence: number): void {
+    if (fence !== p.fence) throw new StaleFenceError(p.taskRun.id, fence);
+  }
+
+  async spec(p: RunnerPrincipal): Promise<RunnerTaskSpec> {
+    const { pool, keyring, settings } = this.deps;
+    const run = p.taskRun;
+    const execution = await getExecution(pool, run.executionId);
+    if (!execution) throw new RunTokenRevokedError();
+    const task = run.spec as { type: string; command?: string[]; interpreter?: string; script?: string; env?: Record<string, string | { secret: string }> };
+    let env: Record<string, string>;
+    try {
+      env = await resolveTaskEnv(pool, keyring, execution.namespace, task.env);
+    } catch (err) {
+      if (err instanceof MissingSecretError) {
+        // The task cannot run without it: end the attempt with the reason instead of leaving it to the watchdog.
+        await this.engine.finishTaskRun({ taskRunId: run.id, fence: p.fence, state: 'FAILED', reason: 'error', error: err.message });
+      }
+      throw err;
+    }
+    const taskPart =
+      task.type === 'script'
+        ? { type: 'script' as const, interpreter: (task.interpreter ?? 'bash') as 'bash', script: task.script ?? '' }
+        : { type: 'command' as const, command: task.command ?? [] };
+    const snapshotSize = execution.snapshotId
+      ? Number((await pool.query<{ size: number }>('SELECT size FROM snapshots WHERE id = $1', [execution.snapshotId])).rows[0]?.size ?? 0)
+      : 0;
+    return {
+      taskRunId: run.id,
+      executionId: run.executionId,
+      taskId: run.taskId,
+      attempt: run.attempt,
+      fence: p.fence,
+      task: taskPart,
+      env,
+      timeoutMs: run.timeoutMs,
+      heartbeatIntervalMs: settings.runnerHeartbeatIntervalMs,
+      cancelGraceMs: settings.cancelGraceMs,
+      snapshot: execution.snapshotId ? { id: execution.snapshotId, size: snapshotSize } : null,
+      limits: settings.runnerLimits,
+    };
+  }
+
+  async snapshot(p: RunnerPrincipal): Promise<Buffer | null> {
+    const execution = await getExecution(this.deps.pool, p.taskRun.executionId);
+    return execution?.snapshotId ? readSnapshot(this.deps.pool, execution.snapshotId) : null;
+  }
+
+  async started(p: RunnerPrincipal, fence: number): Promise<void> {
+    this.checkFence(p, fence);
+    await markRunning(this.deps.pool, { taskRunId: p.taskRun.id, fence });
+  }
+
+  async logs(p: RunnerPrincipal, req: LogBatchRequest): Promise<number> {
+    this.checkFence(p, req.fence);
+    const max = this.deps.settings.runnerLimits.logLineMaxBytes;
+    const lines = req.lines.map((l) => (Buffer.byteLength(l.line) > max ? { ...l, line: `${l.line.slice(0, max)}…[cut]` } : l));
+    return appendLogs(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, lines });
+  }
+
+  async outputs(p: RunnerPrincipal, req: OutputsRequest): Promise<void> {
+    this.checkFence(p, req.fence);
+    const max = this.deps.settings.runnerLimits.outputValueMaxBytes;
+    for (const [key, value] of Object.entries(req.outputs)) {
+      if (Buffer.byteLength(value) > max) throw new PayloadTooLargeError(`output ${key} is larger than ${max} bytes`);
+    }
+    await setOutputs(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, outputs: req.outputs });
+  }
+
+  async metrics(p: RunnerPrincipal, req: MetricsRequest): Promise<void> {
+    this.checkFence(p, req.fence);
+    await addMetrics(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, metrics: req.metrics });
+  }
+
+  async artifact(p: RunnerPrincipal, fence: number, name: string, content: Buffer): Promise<void> {
+    this.checkFence(p, fence);
+    const { artifactMaxBytes, artifactsTotalMaxBytes } = this.deps.settings.runnerLimits;
+    if (content.length > artifactMaxBytes) throw new PayloadTooLargeError(`artifact ${name} is larger than ${artifactMaxBytes} bytes`);
+    const total = await artifactsTotalSize(this.deps.pool, p.taskRun.id);
+    if (total + content.length > artifactsTotalMaxBytes) {
+      throw new PayloadTooLargeError(`artifacts of this task run would exceed ${artifactsTotalMaxBytes} bytes`);
+    }
+    await putArtifact(this.deps.pool, { taskRunId: p.taskRun.id, fence, name, content });
+  }
+
+  async heartbeat(p: RunnerPrincipal, fence: number): Promise<HeartbeatResponse> {
+    this.checkFence(p, fence);
+    return heartbeatTaskRun(this.deps.pool, { taskRunId: p.taskRun.id, fence });
+  }
+
+  async result(p: RunnerPrincipal, req: ResultRequest): Promise<string> {
+    this.checkFence(p, req.fence);
+    const base = { taskRunId: p.taskRun.id, fence: req.fence, exitCode: req.exitCode, error: req.error };
+    const outcome =
+      req.stoppedBy === 'cancel' && p.taskRun.cancelRequested
+        ? { state: 'CANCELLED' as const, reason: 'cancelled' as const }
+        : req.stoppedBy === 'cancel'
+          ? // Stopped by a signal nobody asked for through the API: a failure, so the retry policy applies.
+            { state: 'FAILED' as const, reason: 'error' as const }
+        : req.stoppedBy === 'timeout'
+          ? { state: 'FAILED' as const, reason: 'timeout' as const }
+          : req.exitCode === 0
+            ? { state: 'SUCCEEDED' as const, reason: null }
+            : { state: 'FAILED' as const, reason: 'exit_code' as const };
+    const done = await this.engine.finishTaskRun({ ...base, ...outcome, error: req.error ?? (outcome.state === 'FAILED' && req.exitCode !== null ? `exit code ${req.exitCode}` : null) });
+    return done.row.state;
+  }
+}

@@ -1,0 +1,87 @@
+import type { ValidationIssue } from '@sluice/protocol';
+
+/**
+ * Every code the flow validator reports (the `code` of a 422 body entry).
+ * Clients and tests rely on these strings; add to them, do not rename.
+ */
+export const CODES = {
+  yaml_syntax: 'the file is not valid YAML; the message carries line and column',
+  required: 'a required field is missing',
+  invalid_type: 'a field has the wrong type (string, number, list, mapping, ...)',
+  invalid_value: 'a field has the right type but a value outside what it accepts',
+  unknown_field: 'a field the format does not know (usually a typo)',
+  unknown_task_type: 'a task `type` that is not command, script, http, subflow, connector or sync',
+  duplicate_task_id: 'two tasks of one flow share an id',
+  unknown_dependency: '`depends_on` names a task the flow does not have',
+  dependency_cycle: 'tasks depend on each other in a loop; the message lists it',
+  invalid_duration: 'not a duration such as 500ms, 10s, 30m, 2h, 1d or 1h30m (a bare number is seconds)',
+  invalid_cron: 'not a 5-field (or 6-field, seconds first) cron expression',
+  invalid_reference: 'a template that is not `{{ outputs.<task>.<key> }}` of an upstream task',
+  image_required: 'a docker or kubernetes executor (or a connector on one) without an image',
+  field_not_allowed: 'an executor field that the merged executor type does not accept',
+  executor_not_allowed: 'an executor block on a task that runs inline (http, subflow)',
+  invalid_executor_type: 'an executor `type` other than process, docker or kubernetes',
+} as const;
+
+export type ValidationCode = keyof typeof CODES;
+
+export type PathSegment = string | number;
+
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/**
+ * `['tasks', 1, 'executor', 'image']` → `tasks[1].executor.image`. Keys that
+ * would be ambiguous in dotted form (dots, spaces, ...) are quoted: `env["A.B"]`.
+ */
+export function formatPath(segments: readonly PathSegment[]): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (PLAIN_KEY.test(segment)) out += out === '' ? segment : `.${segment}`;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+/** Path prefix of issues found in namespace.yaml (`namespace.yaml:defaults.executor.pull`). */
+export const NAMESPACE_FILE = 'namespace.yaml';
+
+export function namespacePath(segments: readonly PathSegment[]): string {
+  return segments.length === 0 ? NAMESPACE_FILE : `${NAMESPACE_FILE}:${formatPath(segments)}`;
+}
+
+export function issue(code: ValidationCode, path: string, message: string): ValidationIssue {
+  return { code, path, message };
+}
+
+/** Levenshtein distance, for "did you mean" hints on typos. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** ` (did you mean "depends_on"?)` when one known word is close enough to be the intended one. */
+export function didYouMean(word: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  const limit = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
+  return best !== undefined && bestDistance <= limit ? ` (did you mean "${best}"?)` : '';
+}
+
+/** `"a", "b" or "c"` */
+export function listWords(words: readonly string[]): string {
+  const quoted = words.map((w) => `"${w}"`);
+  return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
+}

@@ -1,0 +1,3 @@
+export * from './options';
+export * from './local-task-run';
+export * from './instance';

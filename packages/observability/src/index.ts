@@ -1,0 +1,18 @@
+export { createLogger } from './logger';
+export type { Logger, LoggerOptions, LogLevel } from './logger';
+export {
+  registerSecretValue,
+  forgetSecretValue,
+  redactString,
+  redactValue,
+  redactRecord,
+  REDACTED,
+  SENSITIVE_KEY,
+  MIN_SECRET_LENGTH,
+} from './redact';
+export { createMetrics } from './metrics';
+export type { Metrics, MetricsOptions } from './metrics';
+export { probeRoutes, httpMetricsMiddleware } from './probes';
+export type { ProbeOptions, ReadyCheck, ReadyResult } from './probes';
+export { startHttpServer } from './http-server';
+export type { RunningHttpServer } from './http-server';

@@ -1,0 +1,477 @@
+import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
+import { ApiError } from "./errors";
+import { StaleFenceError } from "./executor-protocol";
+import {
+  FENCE_HEADER,
+  HeartbeatResponse,
+  LogBatchRequest,
+  LogBatchResponse,
+  LogLine,
+  Metric,
+  MetricsRequest,
+  OkResponse,
+  OutputsRequest,
+  ResultRequest,
+  ResultResponse,
+  RunnerTaskSpec,
+  StartedRequest,
+  runnerPaths,
+} from "./runner-api";
+
+/**
+ * HTTP client of the runner API, used by `sluice exec` inside a task.
+ *
+ * Every call retries network errors, 408, 429 and 5xx with exponential backoff
+ * and jitter for up to `retry.maxElapsedMs`, so a server restart or a rollout
+ * to another replica loses nothing. 401 (run token rejected or revoked), 409
+ * (stale fence) and other 4xx answers are final. Error messages name the call
+ * and the status, never the token or a request body.
+ */
+
+export interface RunnerRetryPolicy {
+  /** Give up once this much time has passed since the first attempt. */
+  maxElapsedMs: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RUNNER_RETRY: RunnerRetryPolicy = {
+  maxElapsedMs: 120_000,
+  initialDelayMs: 250,
+  maxDelayMs: 10_000,
+};
+
+export interface RunnerClientOptions {
+  apiUrl: string;
+  runToken: string;
+  taskRunId: string;
+  fetch?: typeof fetch;
+  retry?: Partial<RunnerRetryPolicy>;
+  /** Per-attempt limit of a JSON call; the snapshot download and uploads get `transferTimeoutMs`. */
+  requestTimeoutMs?: number;
+  transferTimeoutMs?: number;
+  /** Known fence; otherwise it is taken from the spec by `getSpec()`. */
+  fence?: number;
+}
+
+export interface RunnerCallOptions {
+  /** Aborts the call, including its wait between retries. */
+  signal?: AbortSignal;
+}
+
+/** An artifact body. Give a factory to let a failed upload be resent; a plain stream is sent once. */
+export type ArtifactBody = Buffer | Readable | (() => Readable);
+
+/** What the runner reports at the end; the client adds the fence. */
+export type ResultInput = Omit<z.input<typeof ResultRequest>, "fence">;
+
+/** 401: the run token is wrong, expired or revoked (the task run has ended). */
+export class RunTokenRejectedError extends Error {
+  readonly code = "run_token_rejected";
+  constructor(readonly call: string) {
+    super(
+      `runner API ${call}: 401, the run token was rejected (wrong, expired, or the task run has ended)`,
+    );
+    this.name = "RunTokenRejectedError";
+  }
+}
+
+/** Any other failed call. `status` is null when no answer arrived (network error, timeout). */
+export class RunnerApiError extends Error {
+  constructor(
+    readonly call: string,
+    readonly status: number | null,
+    readonly code: string | null,
+    readonly detail: string,
+  ) {
+    super(`runner API ${call}: ${detail}`);
+    this.name = "RunnerApiError";
+  }
+}
+
+const RETRYABLE_STATUS = (status: number): boolean =>
+  status === 408 || status === 429 || status >= 500;
+const MAX_ERROR_MESSAGE_CHARS = 300;
+
+interface Attempt<T> {
+  method: "GET" | "POST" | "PUT";
+  path: string;
+  /** Builds the body for one attempt; throws `NotResendable` when a one-shot stream was used up. */
+  body?: () => { body: FetchBody | Readable; headers: Record<string, string> };
+  timeoutMs: number;
+  /** Reads a successful answer (2xx, or 404 when `notFoundIsNull`). */
+  read: (res: Response) => Promise<T>;
+  notFoundIsNull?: boolean;
+}
+
+type FetchBody = NonNullable<RequestInit["body"]>;
+
+class NotResendable extends Error {}
+
+export class RunnerClient {
+  readonly taskRunId: string;
+  private readonly apiUrl: string;
+  private readonly runToken: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly retry: RunnerRetryPolicy;
+  private readonly requestTimeoutMs: number;
+  private readonly transferTimeoutMs: number;
+  private currentFence: number | undefined;
+
+  constructor(options: RunnerClientOptions) {
+    this.apiUrl = options.apiUrl.replace(/\/+$/, "");
+    this.runToken = options.runToken;
+    this.taskRunId = options.taskRunId;
+    this.fetchImpl = options.fetch ?? fetch;
+    this.retry = { ...DEFAULT_RUNNER_RETRY, ...options.retry };
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.transferTimeoutMs = options.transferTimeoutMs ?? 600_000;
+    this.currentFence = options.fence;
+  }
+
+  /** The fence every write carries; known after `getSpec()` or when given to the constructor. */
+  get fence(): number | undefined {
+    return this.currentFence;
+  }
+
+  async getSpec(): Promise<RunnerTaskSpec> {
+    const spec = await this.request("getSpec", {
+      method: "GET",
+      path: runnerPaths.spec(this.taskRunId),
+      timeoutMs: this.requestTimeoutMs,
+      read: async (res) => RunnerTaskSpec.parse(await res.json()),
+    });
+    this.currentFence = spec.fence;
+    return spec;
+  }
+
+  /** The snapshot bundle (tar.gz), read whole so a connection cut mid-body is simply retried. Null on 404. */
+  async downloadSnapshot(): Promise<Buffer | null> {
+    return this.request("downloadSnapshot", {
+      method: "GET",
+      path: runnerPaths.snapshot(this.taskRunId),
+      timeoutMs: this.transferTimeoutMs,
+      notFoundIsNull: true,
+      read: async (res) =>
+        res.status === 404 ? null : Buffer.from(await res.arrayBuffer()),
+    });
+  }
+
+  async started(pid?: number): Promise<void> {
+    await this.postJson(
+      "started",
+      runnerPaths.started(this.taskRunId),
+      StartedRequest,
+      { pid },
+      OkResponse,
+    );
+  }
+
+  async sendLogs(lines: LogLine[]): Promise<{ accepted: number }> {
+    return this.postJson(
+      "sendLogs",
+      runnerPaths.logs(this.taskRunId),
+      LogBatchRequest,
+      { lines },
+      LogBatchResponse,
+    );
+  }
+
+  async sendOutputs(outputs: Record<string, string>): Promise<void> {
+    await this.postJson(
+      "sendOutputs",
+      runnerPaths.outputs(this.taskRunId),
+      OutputsRequest,
+      { outputs },
+      OkResponse,
+    );
+  }
+
+  async sendMetrics(metrics: z.input<typeof Metric>[]): Promise<void> {
+    await this.postJson(
+      "sendMetrics",
+      runnerPaths.metrics(this.taskRunId),
+      MetricsRequest,
+      { metrics },
+      OkResponse,
+    );
+  }
+
+  async uploadArtifact(
+    name: string,
+    body: ArtifactBody,
+    size: number,
+  ): Promise<void> {
+    const call = `uploadArtifact(${name})`;
+    const fence = this.requireFence(call);
+    let oneShotUsed = false;
+    await this.request(call, {
+      method: "PUT",
+      path: runnerPaths.artifact(this.taskRunId, name),
+      timeoutMs: this.transferTimeoutMs,
+      body: () => {
+        let payload: Buffer | Readable;
+        if (Buffer.isBuffer(body)) payload = body;
+        else if (typeof body === "function") payload = body();
+        else if (oneShotUsed) throw new NotResendable();
+        else payload = body;
+        oneShotUsed = true;
+        return {
+          body: payload,
+          headers: {
+            "content-type": "application/octet-stream",
+            "content-length": String(size),
+            [FENCE_HEADER]: String(fence),
+          },
+        };
+      },
+      read: async (res) => OkResponse.parse(await res.json()),
+    });
+  }
+
+  /** The answer says whether the task run should be cancelled. Throws StaleFenceError when it was taken over. */
+  async heartbeat(options: RunnerCallOptions = {}): Promise<HeartbeatResponse> {
+    const fence = this.requireFence("heartbeat");
+    return this.request(
+      "heartbeat",
+      {
+        method: "POST",
+        path: runnerPaths.heartbeat(this.taskRunId),
+        timeoutMs: this.requestTimeoutMs,
+        body: () => jsonBody({ fence }),
+        read: async (res) => HeartbeatResponse.parse(await res.json()),
+      },
+      options.signal,
+    );
+  }
+
+  async result(request: ResultInput): Promise<{ state: string }> {
+    return this.postJson(
+      "result",
+      runnerPaths.result(this.taskRunId),
+      ResultRequest,
+      request,
+      ResultResponse,
+    );
+  }
+
+  private async postJson<S extends z.ZodType, R extends z.ZodType>(
+    call: string,
+    path: string,
+    requestSchema: S,
+    fields: object,
+    responseSchema: R,
+  ): Promise<z.output<R>> {
+    const fence = this.requireFence(call);
+    // Validate what we send, so a runner bug surfaces here and not as a 400 from the server.
+    const payload = requestSchema.parse({ ...fields, fence });
+    return this.request(call, {
+      method: "POST",
+      path,
+      timeoutMs: this.requestTimeoutMs,
+      body: () => jsonBody(payload),
+      read: async (res) => responseSchema.parse(await res.json()),
+    });
+  }
+
+  private requireFence(call: string): number {
+    if (this.currentFence === undefined) {
+      throw new Error(
+        `runner API ${call}: the fence is unknown; call getSpec() first or pass it to RunnerClient`,
+      );
+    }
+    return this.currentFence;
+  }
+
+  private async request<T>(
+    call: string,
+    attempt: Attempt<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const startedAt = Date.now();
+    for (let n = 1; ; n++) {
+      let failure: RunnerApiError;
+      let retryAfterMs = 0;
+      try {
+        const outcome = await this.attemptOnce(call, attempt, signal);
+        if (outcome.done) return outcome.value;
+        failure = outcome.failure;
+        retryAfterMs = outcome.retryAfterMs;
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        if (error instanceof NotResendable) {
+          throw new RunnerApiError(
+            call,
+            null,
+            null,
+            "the body stream was used up by a failed attempt",
+          );
+        }
+        if (!isTransient(error)) throw error;
+        failure = new RunnerApiError(
+          call,
+          null,
+          null,
+          `no answer (${describeNetworkError(error)})`,
+        );
+      }
+      const elapsed = Date.now() - startedAt;
+      const backoff = Math.min(
+        this.retry.maxDelayMs,
+        this.retry.initialDelayMs * 2 ** (n - 1),
+      );
+      const delay = Math.min(
+        this.retry.maxDelayMs,
+        Math.max(retryAfterMs, backoff / 2 + (Math.random() * backoff) / 2),
+      );
+      if (elapsed + delay > this.retry.maxElapsedMs) {
+        throw new RunnerApiError(
+          call,
+          failure.status,
+          failure.code,
+          `${failure.detail}; gave up after ${n} attempts in ${Math.round(elapsed / 1000)} s`,
+        );
+      }
+      await sleep(delay, undefined, { signal });
+    }
+  }
+
+  /** One HTTP exchange: a value, a retryable failure, or a thrown final error. */
+  private async attemptOnce<T>(
+    call: string,
+    attempt: Attempt<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<
+    | { done: true; value: T }
+    | { done: false; failure: RunnerApiError; retryAfterMs: number }
+  > {
+    const timeout = AbortSignal.timeout(attempt.timeoutMs);
+    const body = attempt.body?.();
+    const init: RequestInit & { duplex?: "half" } = {
+      method: attempt.method,
+      headers: {
+        authorization: `Bearer ${this.runToken}`,
+        accept: "application/json",
+        "user-agent": "sluice-runner",
+        ...body?.headers,
+      },
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    };
+    if (body) {
+      if (body.body instanceof Readable) {
+        // undici streams an async iterable body; it must be told the request is half-duplex.
+        init.body = body.body as unknown as FetchBody;
+        init.duplex = "half";
+      } else {
+        init.body = body.body;
+      }
+    }
+    const res = await this.fetchImpl(this.apiUrl + attempt.path, init);
+    if (res.ok || (res.status === 404 && attempt.notFoundIsNull)) {
+      try {
+        return { done: true, value: await attempt.read(res) };
+      } catch (error) {
+        if (error instanceof z.ZodError || error instanceof SyntaxError) {
+          throw new RunnerApiError(
+            call,
+            res.status,
+            "invalid_response",
+            `${res.status} with an answer that is not the runner protocol`,
+          );
+        }
+        throw error;
+      }
+    }
+    const { code, message } = await readErrorBody(res);
+    if (res.status === 401) throw new RunTokenRejectedError(call);
+    if (res.status === 409)
+      throw new StaleFenceError(this.taskRunId, this.currentFence ?? -1);
+    const failure = new RunnerApiError(
+      call,
+      res.status,
+      code,
+      `${res.status}${code ? ` ${code}` : ""}${message ? `: ${message}` : ""}`,
+    );
+    if (!RETRYABLE_STATUS(res.status)) throw failure;
+    return {
+      done: false,
+      failure,
+      retryAfterMs: parseRetryAfter(res.headers.get("retry-after")),
+    };
+  }
+}
+
+function jsonBody(payload: unknown): {
+  body: string;
+  headers: Record<string, string>;
+} {
+  return {
+    body: JSON.stringify(payload),
+    headers: { "content-type": "application/json" },
+  };
+}
+
+async function readErrorBody(
+  res: Response,
+): Promise<{ code: string | null; message: string | null }> {
+  const text = await res.text().catch(() => "");
+  try {
+    const parsed = ApiError.safeParse(JSON.parse(text));
+    if (parsed.success) {
+      return {
+        code: parsed.data.error.code,
+        message: parsed.data.error.message.slice(0, MAX_ERROR_MESSAGE_CHARS),
+      };
+    }
+  } catch {
+    // not JSON: the status alone says enough
+  }
+  return { code: null, message: null };
+}
+
+function parseRetryAfter(value: string | null): number {
+  if (!value) return 0;
+  const seconds = Number(value);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
+}
+
+/**
+ * Errors that mean "no usable answer": connection refused or reset, DNS, per-attempt timeout, a cut
+ * body. Checked by name, not instanceof: fetch's errors may come from another realm.
+ */
+function isTransient(error: unknown): boolean {
+  if (
+    error instanceof RunnerApiError ||
+    error instanceof RunTokenRejectedError ||
+    error instanceof StaleFenceError
+  ) {
+    return false;
+  }
+  if (typeof error !== "object" || error === null) return false;
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  return (
+    name === "TypeError" ||
+    name === "TimeoutError" ||
+    name === "AbortError" ||
+    typeof code === "string"
+  );
+}
+
+function describeNetworkError(error: unknown): string {
+  const { name, message, code, cause } = error as {
+    name?: unknown;
+    message?: unknown;
+    code?: unknown;
+    cause?: unknown;
+  };
+  if (name === "TimeoutError") return "timed out";
+  const causeCode =
+    typeof cause === "object" && cause !== null
+      ? (cause as { code?: unknown }).code
+      : undefined;
+  if (typeof causeCode === "string") return causeCode;
+  if (typeof code === "string") return code;
+  return typeof message === "string" ? message : "unknown error";
+}

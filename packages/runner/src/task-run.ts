@@ -1,0 +1,350 @@
+import { writeFile } from "node:fs/promises";
+import { constants } from "node:os";
+import { ResultInput, RunnerClient, RunnerTaskSpec } from "@sluice/protocol";
+import { openArtifact, selectArtifacts } from "./artifacts";
+import { buildChildEnv } from "./child-env";
+import { Heartbeats, startHeartbeats } from "./heartbeats";
+import { LineSplitter } from "./line-splitter";
+import { LogShipper } from "./log-shipper";
+import { isOwnershipLost } from "./ownership";
+import { createRunDirs, RunDirs, removeRunDirs } from "./run-dirs";
+import { extractSnapshot } from "./snapshot";
+import { readMetrics, readOutputs } from "./task-files";
+import { describeSpawnError, resolveTaskCommand } from "./task-command";
+import { OutputStream, TaskExit, TaskProcess } from "./task-process";
+
+export interface TaskRunOptions {
+  /** Parent of the run directory; the OS temp dir by default. */
+  workRoot?: string;
+  /** The runner's environment, source of the variables a task inherits. */
+  env: Record<string, string | undefined>;
+  /** Runner diagnostics. Never given env values or task output. */
+  log: (message: string) => void;
+  /** Treat SIGTERM/SIGINT of this process as a cancel. */
+  handleSignals: boolean;
+  /** How long the last log lines may take to deliver once the task has ended. */
+  finalFlushTimeoutMs: number;
+}
+
+type Outcome =
+  { started: true; exit: TaskExit } | { started: false; error: string };
+
+const METRICS_PER_BATCH = 1000;
+/** setTimeout's ceiling (about 24.8 days); longer delays would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One task run inside `sluice exec`: prepare the work dir, run the task with
+ * its output streamed as log lines, heartbeat and honour cancels and the
+ * timeout, deliver outputs, metrics and artifacts, then post the result.
+ */
+export class TaskRun {
+  private readonly shipper: LogShipper;
+  private heartbeats: Heartbeats | null = null;
+  private proc: TaskProcess | null = null;
+  private stopReason: "cancel" | "timeout" | null = null;
+  private taskEnded = false;
+  private lostOwnership: Error | null = null;
+  private timeoutTimer: NodeJS.Timeout | null = null;
+  private startedReport: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly spec: RunnerTaskSpec,
+    private readonly client: RunnerClient,
+    private readonly options: TaskRunOptions,
+  ) {
+    this.shipper = new LogShipper({
+      send: (lines) => client.sendLogs(lines),
+      log: options.log,
+      onPressure: (paused) =>
+        paused ? this.proc?.pauseOutput() : this.proc?.resumeOutput(),
+      onOwnershipLost: (error) => this.onOwnershipLost(error),
+    });
+  }
+
+  /** Returns the runner's exit code: the task's, 128+signal when killed, 1 when it did not run. */
+  async run(): Promise<number> {
+    const onSignal = (signal: NodeJS.Signals): void =>
+      this.requestStop(
+        "cancel",
+        `runner received ${signal}; sending SIGTERM to the task's process group`,
+      );
+    if (this.options.handleSignals) {
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+    }
+    this.heartbeats = startHeartbeats({
+      client: this.client,
+      intervalMs: this.spec.heartbeatIntervalMs,
+      onCancel: () =>
+        this.requestStop(
+          "cancel",
+          "cancel requested; sending SIGTERM to the task's process group",
+        ),
+      onOwnershipLost: (error) => this.onOwnershipLost(error),
+      log: this.options.log,
+    });
+    let dirs: RunDirs | null = null;
+    try {
+      let outcome: Outcome;
+      try {
+        dirs = await createRunDirs(this.options.workRoot);
+        outcome = await this.execute(dirs);
+      } catch (error) {
+        // Not the task's fault (a full disk, an unwritable work root): still report it as the result.
+        outcome = this.notStarted(`runner: ${(error as Error).message}`);
+      }
+      if (outcome.started && dirs && !this.lostOwnership)
+        await this.deliverTaskFiles(dirs);
+      return await this.finish(outcome);
+    } finally {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      this.heartbeats.stop();
+      if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+      this.shipper.abandon();
+      if (dirs)
+        await removeRunDirs(dirs).catch((e: Error) =>
+          this.options.log(`work dir not removed: ${e.message}`),
+        );
+    }
+  }
+
+  private async execute(dirs: RunDirs): Promise<Outcome> {
+    const spec = this.spec;
+    try {
+      if (spec.snapshot) {
+        const bundle = await this.client.downloadSnapshot();
+        if (!bundle)
+          throw new Error(`snapshot ${spec.snapshot.id} is not available`);
+        await extractSnapshot(bundle, dirs.work);
+      }
+    } catch (error) {
+      if (!isOwnershipLost(error))
+        return this.notStarted(`snapshot: ${(error as Error).message}`);
+      this.onOwnershipLost(error as Error);
+      return { started: false, error: "" };
+    }
+    if (this.stopReason)
+      return this.notStarted("cancelled before the task started");
+    if (this.lostOwnership) return this.notStarted("");
+
+    const env = buildChildEnv(this.options.env, spec, dirs);
+    const command = resolveTaskCommand(spec.task, dirs.work, env.PATH ?? "");
+    if (command.scriptFile)
+      await writeFile(command.scriptFile.path, command.scriptFile.body, {
+        mode: 0o700,
+      });
+
+    const maxLine = spec.limits.logLineMaxBytes;
+    const splitters: Record<OutputStream, LineSplitter> = {
+      stdout: new LineSplitter(maxLine, (line) =>
+        this.shipper.write("stdout", line),
+      ),
+      stderr: new LineSplitter(maxLine, (line) =>
+        this.shipper.write("stderr", line),
+      ),
+    };
+    try {
+      this.proc = await TaskProcess.spawn({
+        argv: command.argv,
+        cwd: dirs.work,
+        env,
+        onOutput: (stream, chunk) => splitters[stream].push(chunk),
+        onOutputEnd: (stream) => splitters[stream].end(),
+        onLeftovers: () =>
+          this.shipper.write(
+            "system",
+            "processes the task left running were killed",
+          ),
+      });
+    } catch (error) {
+      return this.notStarted(
+        describeSpawnError(
+          spec.task,
+          command.argv[0],
+          error as NodeJS.ErrnoException,
+        ),
+      );
+    }
+
+    const proc = this.proc;
+    this.shipper.write("system", `task started (pid ${proc.pid})`);
+    // Log batches follow the started report, so the server sees RUNNING before any line.
+    this.startedReport = this.client.started(proc.pid).then(
+      () => this.shipper.start(),
+      (error: Error) => {
+        if (isOwnershipLost(error)) this.onOwnershipLost(error);
+        else this.options.log(`started report not delivered: ${error.message}`);
+        this.shipper.start();
+      },
+    );
+    this.timeoutTimer = setTimeout(
+      () =>
+        this.requestStop(
+          "timeout",
+          `timeout of ${spec.timeoutMs} ms reached; sending SIGTERM to the task's process group`,
+        ),
+      Math.min(spec.timeoutMs, MAX_TIMER_MS),
+    );
+    // A stop that arrived while the process was being spawned.
+    if (this.stopReason || this.lostOwnership) this.stopProcess();
+
+    const exit = await proc.exited;
+    this.taskEnded = true;
+    clearTimeout(this.timeoutTimer);
+    splitters.stdout.end();
+    splitters.stderr.end();
+    return { started: true, exit };
+  }
+
+  private notStarted(reason: string): Outcome {
+    this.taskEnded = true;
+    if (reason) this.shipper.write("system", reason);
+    return { started: false, error: reason };
+  }
+
+  /** Outputs, metrics and artifacts the task left; each failure is reported in the task's log. */
+  private async deliverTaskFiles(dirs: RunDirs): Promise<void> {
+    const { limits } = this.spec;
+    const outputs = await readOutputs(
+      dirs.outputsFile,
+      limits.outputValueMaxBytes,
+    );
+    outputs.problems.forEach((problem) =>
+      this.shipper.write("system", problem),
+    );
+    if (Object.keys(outputs.value).length > 0) {
+      await this.deliver("outputs", () =>
+        this.client.sendOutputs(outputs.value),
+      );
+    }
+
+    const metrics = await readMetrics(dirs.metricsFile);
+    metrics.problems.forEach((problem) =>
+      this.shipper.write("system", problem),
+    );
+    for (
+      let i = 0;
+      i < metrics.value.length && !this.lostOwnership;
+      i += METRICS_PER_BATCH
+    ) {
+      const batch = metrics.value.slice(i, i + METRICS_PER_BATCH);
+      await this.deliver("metrics", () => this.client.sendMetrics(batch));
+    }
+
+    const artifacts = await selectArtifacts(dirs.artifactsDir, limits);
+    artifacts.skipped.forEach((message) =>
+      this.shipper.write("system", message),
+    );
+    for (const file of artifacts.accepted) {
+      if (this.lostOwnership) return;
+      await this.deliver(`artifact ${file.name}`, () =>
+        this.client.uploadArtifact(file.name, openArtifact(file), file.size),
+      );
+    }
+  }
+
+  private async deliver(
+    what: string,
+    send: () => Promise<unknown>,
+  ): Promise<void> {
+    if (this.lostOwnership) return;
+    try {
+      await send();
+    } catch (error) {
+      if (isOwnershipLost(error)) this.onOwnershipLost(error as Error);
+      else
+        this.shipper.write(
+          "system",
+          `${what} not delivered: ${(error as Error).message}`,
+        );
+    }
+  }
+
+  private async finish(outcome: Outcome): Promise<number> {
+    const result = this.describe(outcome);
+    await this.startedReport;
+    const undelivered = await this.shipper.close(
+      this.options.finalFlushTimeoutMs,
+    );
+    if (undelivered > 0)
+      this.options.log(`${undelivered} log lines could not be delivered`);
+    if (this.lostOwnership) return this.abandoned();
+    try {
+      await this.client.result(result.request);
+    } catch (error) {
+      if (isOwnershipLost(error)) return this.abandoned(error as Error);
+      this.options.log(`result not delivered: ${(error as Error).message}`);
+      return 1;
+    }
+    return result.exitCode;
+  }
+
+  private describe(outcome: Outcome): {
+    request: ResultInput;
+    exitCode: number;
+  } {
+    const stoppedBy = this.stopReason;
+    const stopped =
+      stoppedBy === "cancel"
+        ? "cancelled"
+        : stoppedBy === "timeout"
+          ? `timed out after ${this.spec.timeoutMs} ms`
+          : null;
+    if (!outcome.started) {
+      return {
+        request: { exitCode: null, stoppedBy, error: outcome.error || stopped },
+        exitCode: 1,
+      };
+    }
+    const { code, signal } = outcome.exit;
+    let exitCode: number;
+    let error: string | null;
+    if (code !== null) {
+      exitCode = code;
+      error = code === 0 ? null : `exit code ${code}`;
+    } else {
+      exitCode = 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+      error = `killed by ${signal ?? "an unknown signal"}`;
+    }
+    const message = [stopped, error].filter(Boolean).join("; ") || null;
+    return { request: { exitCode, stoppedBy, error: message }, exitCode };
+  }
+
+  private requestStop(reason: "cancel" | "timeout", message: string): void {
+    if (this.stopReason || this.taskEnded || this.lostOwnership) return;
+    this.stopReason = reason;
+    this.shipper.write("system", message);
+    this.stopProcess();
+  }
+
+  private stopProcess(): void {
+    const grace = this.spec.cancelGraceMs;
+    this.proc?.stop(Math.min(grace, MAX_TIMER_MS), () =>
+      this.shipper.write(
+        "system",
+        `still running ${grace} ms after SIGTERM; sent SIGKILL to the task's process group`,
+      ),
+    );
+  }
+
+  /** Someone else ended or took over this task run: stop the task at once; nothing we send counts. */
+  private onOwnershipLost(error: Error): void {
+    if (this.lostOwnership) return;
+    this.lostOwnership = error;
+    this.options.log(
+      `task run ${this.spec.taskRunId} is no longer ours (${error.message}); stopping the task`,
+    );
+    this.shipper.abandon();
+    this.heartbeats?.stop();
+    if (!this.taskEnded) this.stopProcess();
+  }
+
+  private abandoned(error: Error | null = this.lostOwnership): number {
+    this.options.log(
+      `exiting without a result: ${error?.message ?? "task run no longer ours"}`,
+    );
+    return 1;
+  }
+}

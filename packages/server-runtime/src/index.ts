@@ -1,0 +1,3 @@
+export * from './server';
+export * from './secrets-source';
+export * from './executors';
