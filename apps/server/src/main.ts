@@ -67,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'server':
         return await serverCommand(rest);
       case 'token':
-        return await (await import('./token')).tokenCommand(rest, process.env);
+        return await (await import('./token.js')).tokenCommand(rest, process.env);
       case 'exec':
         return await execCommand();
       case undefined:

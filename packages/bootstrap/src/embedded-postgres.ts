@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import net from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 
 export interface EmbeddedDatabase {
@@ -19,6 +19,25 @@ async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * As root, PostgreSQL runs as a `postgres` system user, which must be able to
+ * reach its data directory: the data dir is made traversable (0711, listing
+ * still denied) and every ancestor is checked, so the failure names the fix.
+ */
+function ensureReachableByPostgresUser(dataDir: string): void {
+  if (process.getuid?.() !== 0) return;
+  chmodSync(dataDir, 0o711);
+  for (let dir = dirname(resolve(dataDir)); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(
+        `SLUICE_DATA_DIR ${resolve(dataDir)}: running as root, the embedded PostgreSQL runs as the postgres user, ` +
+          `which cannot enter ${dir}; choose a SLUICE_DATA_DIR outside it, or run as a non-root user`,
+      );
+    }
+    if (dir === dirname(dir)) break;
+  }
 }
 
 interface EmbeddedPostgresInstance {
@@ -43,6 +62,7 @@ export async function startEmbeddedPostgres(opts: {
   const pgDir = join(opts.dataDir, 'postgres');
   const fresh = !existsSync(join(pgDir, 'PG_VERSION'));
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  ensureReachableByPostgresUser(opts.dataDir);
   const port = await freePort();
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir,

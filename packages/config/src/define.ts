@@ -51,7 +51,8 @@ export function defineVar<T>(spec: VarSpec<T>): VarDef<T> {
   if (spec.default !== undefined) {
     // A default that its own schema refuses is a programming error: fail at import, not at start.
     const parsed = spec.schema.safeParse(spec.default);
-    if (!parsed.success) throw new Error(`${spec.name}: the default ${JSON.stringify(spec.default)} is invalid`);
+    if (!parsed.success)
+      throw new Error(`${spec.name}: the default ${JSON.stringify(spec.default)} is invalid`);
   }
   const def: VarDef<T> = { ...spec, hasDefault: spec.default !== undefined };
   catalogue.set(spec.name, def as VarDef<unknown>);

@@ -53,7 +53,10 @@ export function k8sOwnerId(reader: EnvReader, required: boolean): string | undef
   const fixedSet = reader.isSet(K8S_EXECUTOR_OWNER_ID);
   const prefixSet = reader.isSet(K8S_EXECUTOR_OWNER_ID_PREFIX);
   if (fixedSet && prefixSet) {
-    reader.problem(`${K8S_EXECUTOR_OWNER_ID.name} and ${K8S_EXECUTOR_OWNER_ID_PREFIX.name}`, 'both are set; set only one');
+    reader.problem(
+      `${K8S_EXECUTOR_OWNER_ID.name} and ${K8S_EXECUTOR_OWNER_ID_PREFIX.name}`,
+      'both are set; set only one',
+    );
     return undefined;
   }
   if (fixed) return fixed;
@@ -69,7 +72,10 @@ export function k8sOwnerId(reader: EnvReader, required: boolean): string | undef
     }
     const id = `${prefix}-${ordinal}`;
     if (!ownerId().safeParse(id).success) {
-      reader.problem(K8S_EXECUTOR_OWNER_ID_PREFIX.name, `makes the owner ID ${JSON.stringify(id)}, longer than 63 characters`);
+      reader.problem(
+        K8S_EXECUTOR_OWNER_ID_PREFIX.name,
+        `makes the owner ID ${JSON.stringify(id)}, longer than 63 characters`,
+      );
       return undefined;
     }
     return id;
@@ -89,6 +95,10 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 export function localInternalUrl(internalAddr: string): string {
   const split = splitHostPort(internalAddr);
   if (!split) return 'http://127.0.0.1:8081'; // only reached when the address is invalid, which is reported already
-  const host = WILDCARD_HOSTS.has(split.host) ? '127.0.0.1' : split.host.includes(':') ? `[${split.host}]` : split.host;
+  const host = WILDCARD_HOSTS.has(split.host)
+    ? '127.0.0.1'
+    : split.host.includes(':')
+      ? `[${split.host}]`
+      : split.host;
   return `http://${host}:${split.port}`;
 }

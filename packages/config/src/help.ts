@@ -7,7 +7,8 @@ export function formatVarsHelp(app: AppName): string {
 
 function formatVar(info: VarInfo): string {
   const aliases = info.aliases.length > 0 ? ` (or ${info.aliases.join(', ')})` : '';
-  const fallback = info.default !== undefined ? ` [default: ${info.default === '' ? '""' : info.default}]` : '';
+  const fallback =
+    info.default !== undefined ? ` [default: ${info.default === '' ? '""' : info.default}]` : '';
   const secret = info.secret ? ' [secret]' : '';
   return `  ${info.name}${aliases}${fallback}${secret}\n      ${info.description}`;
 }

@@ -28,7 +28,11 @@ export interface ParseOptions {
  * Reads and validates the configuration of one app. Throws a ConfigError
  * listing every bad or missing variable by name.
  */
-export function parseEnv<A extends DaemonApp>(app: A, env: Env = process.env, options: ParseOptions = {}): ConfigByApp[A] {
+export function parseEnv<A extends DaemonApp>(
+  app: A,
+  env: Env = process.env,
+  options: ParseOptions = {},
+): ConfigByApp[A] {
   const reader = new EnvReader(env);
   const config = BUILDERS[app](reader, options);
   return reader.finish(app, config);
@@ -51,9 +55,14 @@ function buildServer(r: EnvReader, options: ParseOptions): ServerConfig {
   const apiUrl = r.get(V.SLUICE_API_URL) ?? localInternalUrl(internalHttpServerAddr);
   const instance = instanceSettings(r);
   const keys = masterKeys(r);
-  const keysSet = [V.SLUICE_MASTER_KEYS, V.SECRET_ENCRYPTION_KEY, V.SECRET_ENCRYPTION_KEY_PREVIOUS].some((v) => r.isSet(v));
+  const keysSet = [V.SLUICE_MASTER_KEYS, V.SECRET_ENCRYPTION_KEY, V.SECRET_ENCRYPTION_KEY_PREVIOUS].some(
+    (v) => r.isSet(v),
+  );
   if (!standalone && !keysSet) {
-    r.problem(`${V.SLUICE_MASTER_KEYS.name} (or ${V.SECRET_ENCRYPTION_KEY.name})`, `is required (${needed}) but not set`);
+    r.problem(
+      `${V.SLUICE_MASTER_KEYS.name} (or ${V.SECRET_ENCRYPTION_KEY.name})`,
+      `is required (${needed}) but not set`,
+    );
   }
   return {
     logLevel: r.get(V.LOG_LEVEL),
@@ -83,7 +92,10 @@ function buildJobs(r: EnvReader): JobsConfig {
 }
 
 function buildDockerExecutor(r: EnvReader): DockerExecutorConfig {
-  const executorApiUrl = r.require(V.EXECUTOR_API_URL, 'the executor reaches the server only through its internal API');
+  const executorApiUrl = r.require(
+    V.EXECUTOR_API_URL,
+    'the executor reaches the server only through its internal API',
+  );
   const instance = instanceSettings(r);
   return {
     logLevel: r.get(V.LOG_LEVEL),
@@ -94,14 +106,20 @@ function buildDockerExecutor(r: EnvReader): DockerExecutorConfig {
     instance,
     docker: {
       ...dockerSettings(r, instance),
-      ownerId: r.require(V.DOCKER_EXECUTOR_OWNER_ID, 'it labels every container this executor creates and limits its cleanup to them'),
+      ownerId: r.require(
+        V.DOCKER_EXECUTOR_OWNER_ID,
+        'it labels every container this executor creates and limits its cleanup to them',
+      ),
       maxConcurrentJobs: r.get(V.DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS),
     },
   };
 }
 
 function buildK8sExecutor(r: EnvReader): K8sExecutorConfig {
-  const executorApiUrl = r.require(V.EXECUTOR_API_URL, 'the executor reaches the server only through its internal API');
+  const executorApiUrl = r.require(
+    V.EXECUTOR_API_URL,
+    'the executor reaches the server only through its internal API',
+  );
   const instance = instanceSettings(r);
   const k8s = k8sSettings(r, instance, { serverAddrDefault: executorApiUrl, ownerIdRequired: true });
   return {

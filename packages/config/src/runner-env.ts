@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError, ConfigProblem } from './errors';
 
 /**
  * The environment of `sluice exec`. An executor gives the runner exactly these
@@ -20,8 +21,8 @@ export interface RunnerEnv {
 }
 
 /**
- * Reads the runner's variables. Throws an Error naming every missing or invalid
- * variable; values are never echoed (one of them is a token).
+ * Reads the runner's variables. Throws a ConfigError naming every missing or
+ * invalid variable; values are never echoed (one of them is a token).
  */
 export function parseRunnerEnv(env: Record<string, string | undefined>): RunnerEnv {
   const parsed = runnerEnvSchema.safeParse({
@@ -30,11 +31,11 @@ export function parseRunnerEnv(env: Record<string, string | undefined>): RunnerE
     SLUICE_TASK_RUN_ID: env.SLUICE_TASK_RUN_ID,
   });
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const name = String(issue.path[0] ?? 'environment');
-      return env[name] === undefined ? `${name} is not set` : `${name} ${issue.message}`;
+    const problems: ConfigProblem[] = parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0] ?? 'environment');
+      return { variable, message: env[variable] === undefined ? 'is required' : issue.message };
     });
-    throw new Error(`runner environment: ${problems.join('; ')}`);
+    throw new ConfigError('exec', problems);
   }
   return {
     apiUrl: parsed.data.SLUICE_API_URL,

@@ -8,7 +8,10 @@ import { ExecutorType } from '@sluice/protocol';
  */
 export type EnvSchema<T> = z.ZodType<T, string>;
 
-function fail(ctx: { addIssue: (issue: { code: 'custom'; message: string }) => void }, message: string): never {
+function fail(
+  ctx: { addIssue: (issue: { code: 'custom'; message: string }) => void },
+  message: string,
+): never {
   ctx.addIssue({ code: 'custom', message });
   return z.NEVER;
 }
@@ -32,7 +35,8 @@ export function parseDuration(text: string): number | undefined {
 export function duration(options: { allowZero?: boolean } = {}): EnvSchema<number> {
   return z.string().transform((raw, ctx) => {
     const ms = parseDuration(raw);
-    if (ms === undefined) return fail(ctx, 'expected a duration such as 500ms, 30s, 5m, 1h or 30d (a bare number is seconds)');
+    if (ms === undefined)
+      return fail(ctx, 'expected a duration such as 500ms, 30s, 5m, 1h or 30d (a bare number is seconds)');
     if (ms === 0 && !options.allowZero) return fail(ctx, 'must be longer than 0');
     return ms;
   });
@@ -45,7 +49,8 @@ export function list(options: { min?: number } = {}): EnvSchema<string[]> {
       .split(',')
       .map((item) => item.trim())
       .filter((item) => item.length > 0);
-    if (items.length < (options.min ?? 0)) return fail(ctx, `expected a comma-separated list of at least ${options.min} entries`);
+    if (items.length < (options.min ?? 0))
+      return fail(ctx, `expected a comma-separated list of at least ${options.min} entries`);
     return items;
   });
 }
@@ -64,7 +69,8 @@ export function int(options: { min?: number; max?: number } = {}): EnvSchema<num
   return z.string().transform((raw, ctx) => {
     const text = raw.trim();
     const value = Number(text);
-    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(value)) return fail(ctx, `expected a whole number${bounds}`);
+    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(value))
+      return fail(ctx, `expected a whole number${bounds}`);
     if ((min !== undefined && value < min) || (max !== undefined && value > max)) {
       return fail(ctx, `expected a whole number${bounds}`);
     }
@@ -120,7 +126,8 @@ export function httpUrl(): EnvSchema<string> {
 export function postgresUrl(): EnvSchema<string> {
   return z.string().transform((raw, ctx) => {
     const text = raw.trim();
-    if (!/^postgres(ql)?:\/\/[^\s]+$/.test(text)) return fail(ctx, 'expected a URL starting with postgres:// or postgresql://');
+    if (!/^postgres(ql)?:\/\/[^\s]+$/.test(text))
+      return fail(ctx, 'expected a URL starting with postgres:// or postgresql://');
     return text;
   });
 }
@@ -153,7 +160,10 @@ export function ownerId(): EnvSchema<string> {
   return z.string().transform((raw, ctx) => {
     const value = raw.trim();
     if (value.length > 63 || !/^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/.test(value)) {
-      return fail(ctx, 'expected at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit');
+      return fail(
+        ctx,
+        'expected at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit',
+      );
     }
     return value;
   });

@@ -19,7 +19,9 @@ const CONTROL_PLANE_PREFIXES: readonly string[] = ['WATERMILL_'];
  */
 export function stripControlPlaneEnv(env: Env): { removed: string[] } {
   const removed = Object.keys(env)
-    .filter((name) => CONTROL_PLANE_VARS.includes(name) || CONTROL_PLANE_PREFIXES.some((p) => name.startsWith(p)))
+    .filter(
+      (name) => CONTROL_PLANE_VARS.includes(name) || CONTROL_PLANE_PREFIXES.some((p) => name.startsWith(p)),
+    )
     .sort();
   for (const name of removed) delete env[name];
   return { removed };

@@ -50,7 +50,12 @@ describe('parseEnv defaults', () => {
         runtimeDefaults: {},
         workerSlots: 8,
       },
-      docker: { heartbeatInterval: 5000, maxSyncDuration: 0, cleanupInterval: 60_000, jobWorkerInterval: 1000 },
+      docker: {
+        heartbeatInterval: 5000,
+        maxSyncDuration: 0,
+        cleanupInterval: 60_000,
+        jobWorkerInterval: 1000,
+      },
       k8s: {
         namespace: 'default',
         serverAddr: 'http://127.0.0.1:8081',
@@ -71,21 +76,29 @@ describe('parseEnv defaults', () => {
   });
 
   it('lets the executor poll intervals default to SLUICE_QUEUE_POLL_INTERVAL and override it', () => {
-    const config = parseEnv('server', { SLUICE_QUEUE_POLL_INTERVAL: '250ms', K8S_EXECUTOR_JOB_WORKER_INTERVAL: '2s' }, { standalone: true });
+    const config = parseEnv(
+      'server',
+      { SLUICE_QUEUE_POLL_INTERVAL: '250ms', K8S_EXECUTOR_JOB_WORKER_INTERVAL: '2s' },
+      { standalone: true },
+    );
     expect(config.docker.jobWorkerInterval).toBe(250);
     expect(config.k8s.jobWorkerInterval).toBe(2000);
   });
 
   it('reads durations in every unit and bare seconds', () => {
-    const config = parseEnv('jobs', { DB_DSN: DB, PIPELINE_HEARTBEAT_TIMEOUT: '45', PIPELINE_JOB_WATCHDOG_INTERVAL: '1500ms' });
+    const config = parseEnv('jobs', {
+      DB_DSN: DB,
+      PIPELINE_HEARTBEAT_TIMEOUT: '45',
+      PIPELINE_JOB_WATCHDOG_INTERVAL: '1500ms',
+    });
     expect(config.scheduling.heartbeatTimeout).toBe(45_000);
     expect(config.scheduling.watchdogInterval).toBe(1500);
   });
 
   it('points runners at the internal host when it is not a wildcard', () => {
-    expect(parseEnv('server', { INTERNAL_HTTP_SERVER_ADDR: '10.0.0.5:9091' }, { standalone: true }).apiUrl).toBe(
-      'http://10.0.0.5:9091',
-    );
+    expect(
+      parseEnv('server', { INTERNAL_HTTP_SERVER_ADDR: '10.0.0.5:9091' }, { standalone: true }).apiUrl,
+    ).toBe('http://10.0.0.5:9091');
     expect(parseEnv('server', { INTERNAL_HTTP_SERVER_ADDR: '[::]:9091' }, { standalone: true }).apiUrl).toBe(
       'http://127.0.0.1:9091',
     );
@@ -116,7 +129,10 @@ describe('aliases', () => {
   it('names the alias when the value came from it', () => {
     const error = configError(() => parseEnv('jobs', { DB_DSN: 'mysql://x' }));
     expect(error.problems).toEqual([
-      expect.objectContaining({ variable: 'DB_DSN (alias of SLUICE_DATABASE_URL)', received: '(set, hidden)' }),
+      expect.objectContaining({
+        variable: 'DB_DSN (alias of SLUICE_DATABASE_URL)',
+        received: '(set, hidden)',
+      }),
     ]);
   });
 
@@ -134,9 +150,15 @@ describe('aliases', () => {
   });
 
   it('accepts both key spellings when they hold the same keys, refuses them when not', () => {
-    const same = { SLUICE_MASTER_KEYS: KEY_A.toString('hex'), SECRET_ENCRYPTION_KEY: KEY_A.toString('base64') };
+    const same = {
+      SLUICE_MASTER_KEYS: KEY_A.toString('hex'),
+      SECRET_ENCRYPTION_KEY: KEY_A.toString('base64'),
+    };
     expect(parseEnv('server', same, { standalone: true }).masterKeys).toEqual([KEY_A]);
-    const different = { SLUICE_MASTER_KEYS: KEY_A.toString('hex'), SECRET_ENCRYPTION_KEY: KEY_B.toString('hex') };
+    const different = {
+      SLUICE_MASTER_KEYS: KEY_A.toString('hex'),
+      SECRET_ENCRYPTION_KEY: KEY_B.toString('hex'),
+    };
     const error = configError(() => parseEnv('server', different, { standalone: true }));
     expect(error.message).toContain('SLUICE_MASTER_KEYS and SECRET_ENCRYPTION_KEY');
     expect(error.message).not.toContain(KEY_B.toString('hex'));
@@ -153,7 +175,12 @@ describe('aliases', () => {
 describe('errors', () => {
   it('lists every bad variable with what was wrong and what was received', () => {
     const error = configError(() =>
-      parseEnv('jobs', { DB_DSN: DB, SLUICE_RETENTION: 'a month', PIPELINE_DEFAULT_MAX_ATTEMPTS: '0', LOG_LEVEL: 'loud' }),
+      parseEnv('jobs', {
+        DB_DSN: DB,
+        SLUICE_RETENTION: 'a month',
+        PIPELINE_DEFAULT_MAX_ATTEMPTS: '0',
+        LOG_LEVEL: 'loud',
+      }),
     );
     expect(error.problems.map((p) => p.variable)).toEqual([
       'LOG_LEVEL',
@@ -162,15 +189,23 @@ describe('errors', () => {
     ]);
     expect(error.message).toContain('SLUICE_RETENTION: expected a duration');
     expect(error.message).toContain('received "a month"');
-    expect(error.message).toContain('PIPELINE_DEFAULT_MAX_ATTEMPTS: expected a whole number ≥ 1, received "0"');
+    expect(error.message).toContain(
+      'PIPELINE_DEFAULT_MAX_ATTEMPTS: expected a whole number ≥ 1, received "0"',
+    );
   });
 
   it('never prints a secret value', () => {
     const shortSecret = 'hunter2-short';
     const error = configError(() =>
-      parseEnv('server', { AUTH_JWT_SECRET: shortSecret, SLUICE_MASTER_KEYS: 'tooshortkey' }, { standalone: true }),
+      parseEnv(
+        'server',
+        { AUTH_JWT_SECRET: shortSecret, SLUICE_MASTER_KEYS: 'tooshortkey' },
+        { standalone: true },
+      ),
     );
-    expect(error.message).toContain('AUTH_JWT_SECRET: must be at least 32 characters long, received (set, hidden)');
+    expect(error.message).toContain(
+      'AUTH_JWT_SECRET: must be at least 32 characters long, received (set, hidden)',
+    );
     expect(error.message).toContain('SLUICE_MASTER_KEYS');
     expect(error.message).not.toContain(shortSecret);
     expect(error.message).not.toContain('tooshortkey');
@@ -183,7 +218,10 @@ describe('errors', () => {
       'SLUICE_DATABASE_URL or DB_DSN',
       'AUTH_JWT_SECRET',
     ]);
-    expect(parseEnv('server', { DB_DSN: DB, AUTH_JWT_SECRET: JWT, SLUICE_MASTER_KEYS: KEY_A.toString('hex') }).databaseUrl).toBe(DB);
+    expect(
+      parseEnv('server', { DB_DSN: DB, AUTH_JWT_SECRET: JWT, SLUICE_MASTER_KEYS: KEY_A.toString('hex') })
+        .databaseUrl,
+    ).toBe(DB);
   });
 
   it('names the missing database of sluice jobs', () => {
@@ -192,13 +230,17 @@ describe('errors', () => {
   });
 
   it('refuses a docker-executor without owner ID, even when set empty', () => {
-    const error = configError(() => parseEnv('docker-executor', { ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: '' }));
+    const error = configError(() =>
+      parseEnv('docker-executor', { ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: '' }),
+    );
     expect(error.problems.map((p) => p.variable)).toEqual(['DOCKER_EXECUTOR_OWNER_ID']);
     expect(error.message).toContain('sluice docker-executor');
   });
 
   it('refuses an owner ID that cannot be a label value', () => {
-    const error = configError(() => parseEnv('docker-executor', { ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: 'my host' }));
+    const error = configError(() =>
+      parseEnv('docker-executor', { ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: 'my host' }),
+    );
     expect(error.problems[0]).toMatchObject({ variable: 'DOCKER_EXECUTOR_OWNER_ID', received: '"my host"' });
   });
 });
@@ -218,14 +260,21 @@ describe('kubernetes owner ID', () => {
   });
 
   it('refuses a prefix when the hostname has no ordinal, naming the prefix and the hostname', () => {
-    const error = configError(() => parseEnv('k8s-executor', { ...base, K8S_EXECUTOR_OWNER_ID_PREFIX: 'blue', HOSTNAME: 'laptop' }));
+    const error = configError(() =>
+      parseEnv('k8s-executor', { ...base, K8S_EXECUTOR_OWNER_ID_PREFIX: 'blue', HOSTNAME: 'laptop' }),
+    );
     expect(error.problems[0]?.variable).toBe('K8S_EXECUTOR_OWNER_ID_PREFIX');
     expect(error.message).toContain('"laptop"');
   });
 
   it('refuses both or neither', () => {
     const both = configError(() =>
-      parseEnv('k8s-executor', { ...base, K8S_EXECUTOR_OWNER_ID: 'a', K8S_EXECUTOR_OWNER_ID_PREFIX: 'b', HOSTNAME: 'x-0' }),
+      parseEnv('k8s-executor', {
+        ...base,
+        K8S_EXECUTOR_OWNER_ID: 'a',
+        K8S_EXECUTOR_OWNER_ID_PREFIX: 'b',
+        HOSTNAME: 'x-0',
+      }),
     );
     expect(both.problems[0]?.variable).toBe('K8S_EXECUTOR_OWNER_ID and K8S_EXECUTOR_OWNER_ID_PREFIX');
     const neither = configError(() => parseEnv('k8s-executor', base));

@@ -1,4 +1,14 @@
-import { bool, decodeMasterKey, duration, executorSelection, hostPort, int, list, masterKeyList, parseDuration } from '../src';
+import {
+  bool,
+  decodeMasterKey,
+  duration,
+  executorSelection,
+  hostPort,
+  int,
+  list,
+  masterKeyList,
+  parseDuration,
+} from '../src';
 
 describe('duration', () => {
   it.each([

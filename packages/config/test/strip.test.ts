@@ -26,7 +26,11 @@ describe('stripControlPlaneEnv', () => {
       'SLUICE_MASTER_KEYS',
       'WATERMILL_PUBSUB',
     ]);
-    expect(env).toEqual({ PATH: '/usr/bin', EXECUTOR_API_TOKEN: 'kept', DOCKER_EXECUTOR_OWNER_ID: 'kept-too' });
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      EXECUTOR_API_TOKEN: 'kept',
+      DOCKER_EXECUTOR_OWNER_ID: 'kept-too',
+    });
   });
 
   it('removes nothing from a clean environment', () => {

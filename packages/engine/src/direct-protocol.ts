@@ -7,6 +7,8 @@ import {
   registerInstance,
   heartbeatTaskRun,
   setOutputs,
+  getTaskRun,
+  markRunning,
 } from '@sluice/claim-store';
 import { createRunToken } from '@sluice/auth';
 import {
@@ -61,7 +63,10 @@ export function createDirectExecutorProtocol(engine: Engine): ExecutorProtocol {
     },
 
     async markStarted(request: MarkStartedRequest) {
-      if (request.externalRef !== null) await recordExternalRef(pool, request as MarkStartedRequest & { externalRef: string });
+      await recordExternalRef(pool, request);
+      // Inline work has no runner to report "started": its start is the executor's.
+      const run = await getTaskRun(pool, request.taskRunId);
+      if (run?.executorType === 'inline') await markRunning(pool, request);
     },
 
     heartbeat: (ref: FencedTaskRunRef) => heartbeatTaskRun(pool, ref),

@@ -44,7 +44,12 @@ export interface DueTimesOptions {
  * `after`, up to and including `until`, oldest first. Throws on an invalid
  * schedule (flows are validated on save, so that means a bug upstream).
  */
-export function nextDueTimes(schedule: string, after: Date, until: Date, options: DueTimesOptions = {}): Date[] {
+export function nextDueTimes(
+  schedule: string,
+  after: Date,
+  until: Date,
+  options: DueTimesOptions = {},
+): Date[] {
   const problem = cronProblem(schedule);
   if (problem !== undefined) throw new Error(`invalid schedule: ${problem}`);
   const limit = options.limit ?? 1000;

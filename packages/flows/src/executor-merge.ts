@@ -1,7 +1,14 @@
 import type { ResolvedExecutor, SelectableExecutorType, ValidationIssue } from '@sluice/protocol';
 import { issue, NAMESPACE_FILE, type ValidationCode } from './issues';
 import { ACCEPTED_EXECUTOR_FIELDS, acceptsField, ExecutorBlockSchema } from './schema/executor-block';
-import { isInlineTask, type ExecutorBlock, type ExecutorField, type Flow, type NamespaceConfig, type Task } from './types';
+import {
+  isInlineTask,
+  type ExecutorBlock,
+  type ExecutorField,
+  type Flow,
+  type NamespaceConfig,
+  type Task,
+} from './types';
 
 /*
  * Which executor a task gets: four levels merged field by field, task > flow
@@ -18,7 +25,10 @@ import { isInlineTask, type ExecutorBlock, type ExecutorField, type Flow, type N
  * field_not_allowed at the path where it was written.
  */
 
-export const INSTANCE_DEFAULT_EXECUTOR = { type: 'process', pool: 'default' } as const satisfies ResolvedExecutor;
+export const INSTANCE_DEFAULT_EXECUTOR = {
+  type: 'process',
+  pool: 'default',
+} as const satisfies ResolvedExecutor;
 export const INLINE_EXECUTOR = { type: 'inline', pool: '' } as const satisfies ResolvedExecutor;
 
 const FIELDS: readonly Exclude<ExecutorField, 'type'>[] = [
@@ -54,8 +64,12 @@ interface Merged {
 /** `levels` from most specific (task) to least (namespace). */
 function merge(levels: readonly Level[]): Merged {
   const typeLevel = levels.findIndex((l) => l.block?.type !== undefined);
-  const type = typeLevel === -1 ? INSTANCE_DEFAULT_EXECUTOR.type : (levels[typeLevel]?.block?.type as SelectableExecutorType);
-  const ownLevels = typeLevel === -1 ? levels.length : typeLevel;
+  const type =
+    typeLevel === -1
+      ? INSTANCE_DEFAULT_EXECUTOR.type
+      : (levels[typeLevel]?.block?.type as SelectableExecutorType);
+  // Levels at or above this index chose or accepted the type; fields set there must fit it.
+  const chosenAt = typeLevel === -1 ? levels.length : typeLevel;
   const resolved: Record<string, unknown> = { type, pool: INSTANCE_DEFAULT_EXECUTOR.pool };
   const rejected: Merged['rejected'] = [];
   for (const field of FIELDS) {
@@ -63,7 +77,7 @@ function merge(levels: readonly Level[]): Merged {
     if (index === -1) continue;
     const level = levels[index] as Level;
     if (acceptsField(type, field)) resolved[field] = level.block?.[field];
-    else if (index <= ownLevels) rejected.push({ field, path: level.path });
+    else if (index <= chosenAt) rejected.push({ field, path: level.path });
   }
   if (type !== 'process' && resolved.inject_runner === undefined) resolved.inject_runner = true;
   return {
@@ -118,7 +132,10 @@ function notAccepted(field: ExecutorField, type: SelectableExecutorType): string
 
 /** Issues of one (code, path), the tasks they concern gathered into one message. */
 class IssueGroups {
-  private readonly groups = new Map<string, { code: ValidationCode; path: string; message: string; tasks: string[] }>();
+  private readonly groups = new Map<
+    string,
+    { code: ValidationCode; path: string; message: string; tasks: string[] }
+  >();
 
   add(code: ValidationCode, path: string, message: string, taskId: string): void {
     const key = `${code} ${path}`;
@@ -134,12 +151,20 @@ class IssueGroups {
   }
 }
 
-function checkConnectorEndpoints(task: Task, index: number, type: SelectableExecutorType, groups: IssueGroups): void {
+function checkConnectorEndpoints(
+  task: Task,
+  index: number,
+  type: SelectableExecutorType,
+  groups: IssueGroups,
+): void {
   const endpoints =
     task.type === 'connector'
       ? [['connector', task.connector] as const]
       : task.type === 'sync'
-        ? ([['source', task.source], ['destination', task.destination]] as const)
+        ? ([
+            ['source', task.source],
+            ['destination', task.destination],
+          ] as const)
         : [];
   for (const [name, endpoint] of endpoints) {
     if (type === 'process' && endpoint.command === undefined) {
@@ -158,7 +183,10 @@ function checkConnectorEndpoints(task: Task, index: number, type: SelectableExec
  * level, and the connector image/command each executor type needs. A problem
  * written once at flow or namespace level is reported once, naming its tasks.
  */
-export function validateFlowAgainstNamespace(flow: Flow, namespaceConfig?: NamespaceConfig): ValidationIssue[] {
+export function validateFlowAgainstNamespace(
+  flow: Flow,
+  namespaceConfig?: NamespaceConfig,
+): ValidationIssue[] {
   return mergedExecutorIssues(flow.tasks, flow.executor, namespaceConfig?.defaults?.executor);
 }
 
@@ -176,12 +204,22 @@ export function mergedExecutorIssues(
     for (const { field, path } of rejected) {
       if (path === typePath) continue; // a block contradicting its own type: checkExecutorBlock reported it
       const origin = typePath ? `its type is set at ${typePath}.type` : 'its type is the instance default';
-      groups.add('field_not_allowed', `${path}.${field}`, `${notAccepted(field, resolved.type)}; ${origin}`, task.id);
+      groups.add(
+        'field_not_allowed',
+        `${path}.${field}`,
+        `${notAccepted(field, resolved.type)}; ${origin}`,
+        task.id,
+      );
     }
     if (task.type === 'connector' || task.type === 'sync') {
       checkConnectorEndpoints(task, index, resolved.type, groups);
     } else if (resolved.type !== 'process' && resolved.image === undefined) {
-      groups.add('image_required', `${typePath}.image`, `a ${resolved.type} executor needs an image`, task.id);
+      groups.add(
+        'image_required',
+        `${typePath}.image`,
+        `a ${resolved.type} executor needs an image`,
+        task.id,
+      );
     }
   });
   return groups.list();

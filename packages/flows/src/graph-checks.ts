@@ -25,7 +25,9 @@ function toNodes(rawTasks: readonly unknown[]): Node[] {
     const fields = isRecord(raw) ? raw : undefined;
     const id = typeof fields?.id === 'string' && TASK_ID_PATTERN.test(fields.id) ? fields.id : undefined;
     const deps = Array.isArray(fields?.depends_on)
-      ? fields.depends_on.flatMap((name: unknown, position) => (typeof name === 'string' ? [{ name, position }] : []))
+      ? fields.depends_on.flatMap((name: unknown, position) =>
+          typeof name === 'string' ? [{ name, position }] : [],
+        )
       : [];
     return { index, id, deps, fields };
   });
@@ -38,7 +40,13 @@ function indexById(nodes: readonly Node[], out: ValidationIssue[]): Map<string, 
     if (node.id === undefined) continue;
     const first = byId.get(node.id);
     if (first) {
-      out.push(issue('duplicate_task_id', `tasks[${node.index}].id`, `task id "${node.id}" is already used by tasks[${first.index}]`));
+      out.push(
+        issue(
+          'duplicate_task_id',
+          `tasks[${node.index}].id`,
+          `task id "${node.id}" is already used by tasks[${first.index}]`,
+        ),
+      );
     } else {
       byId.set(node.id, node);
     }
@@ -93,18 +101,30 @@ function checkCycles(byId: Map<string, Node>, out: ValidationIssue[]): void {
 }
 
 function reportCycle(members: Node[], reported: Set<string>, out: ValidationIssue[]): void {
-  const key = members.map((m) => m.index).sort((a, b) => a - b).join(',');
+  const key = members
+    .map((m) => m.index)
+    .sort((a, b) => a - b)
+    .join(',');
   if (reported.has(key)) return;
   reported.add(key);
   // Start at the task that comes first in the file, so the report does not depend on search order.
-  const start = members.reduce((best, m, i) => ((m.index < (members[best] as Node).index ? i : best)), 0);
+  const start = members.reduce((best, m, i) => (m.index < (members[best] as Node).index ? i : best), 0);
   const ordered = [...members.slice(start), ...members.slice(0, start)];
   const first = ordered[0] as Node;
   const second = (ordered[1] ?? first) as Node;
   const position = first.deps.find((d) => d.name === second.id)?.position ?? 0;
-  const loop = [...ordered, first].map((m) => m.id).join(' → ');
+  // A generated flow can have a loop of thousands of tasks: name the first few and count the rest.
+  const shown =
+    ordered.length > 12
+      ? [...ordered.slice(0, 10).map((m) => m.id), `… ${ordered.length - 10} more`]
+      : ordered.map((m) => m.id);
+  const loop = [...shown, first.id].join(' → ');
   out.push(
-    issue('dependency_cycle', `tasks[${first.index}].depends_on[${position}]`, `dependency cycle: ${loop} (→ reads "depends on")`),
+    issue(
+      'dependency_cycle',
+      `tasks[${first.index}].depends_on[${position}]`,
+      `dependency cycle: ${loop} (→ reads "depends on")`,
+    ),
   );
 }
 
@@ -127,7 +147,7 @@ const LITERAL_HINT = 'only {{ outputs.<task>.<key> }} is a template (write \\{{ 
 function checkTemplates(nodes: readonly Node[], byId: Map<string, Node>, out: ValidationIssue[]): void {
   for (const node of nodes) {
     if (!node.fields) continue;
-    const upstream = upstreamOf(node, byId);
+    let upstream: Set<string> | undefined; // computed on first use: most tasks reference nothing
     const self = node.id ?? `tasks[${node.index}]`;
     for (const [field, value] of Object.entries(node.fields)) {
       if (field === 'id' || field === 'type' || field === 'depends_on') continue;
@@ -139,7 +159,7 @@ function checkTemplates(nodes: readonly Node[], byId: Map<string, Node>, out: Va
         else if (!byId.has(t.ref.task)) {
           problem = `no task "${t.ref.task}" in this flow${didYouMean(t.ref.task, [...byId.keys()])}`;
         } else if (t.ref.task === node.id) problem = `task "${self}" cannot use its own outputs`;
-        else if (!upstream.has(t.ref.task)) {
+        else if (!(upstream ??= upstreamOf(node, byId)).has(t.ref.task)) {
           problem = `task "${t.ref.task}" is not upstream of "${self}": add it to depends_on (directly or through another task)`;
         }
         if (problem) out.push(issue('invalid_reference', path, problem));

@@ -7,7 +7,8 @@ import type { NamespaceConfig } from './types';
 import { loadYaml } from './yaml';
 import { mapZodIssues } from './zod-issues';
 
-export type ParseNamespaceConfigResult = { ok: true; config: NamespaceConfig } | { ok: false; errors: ValidationIssue[] };
+export type ParseNamespaceConfigResult =
+  { ok: true; config: NamespaceConfig } | { ok: false; errors: ValidationIssue[] };
 
 const NamespaceConfigSchema = z.strictObject({
   defaults: z.strictObject({ executor: ExecutorBlockSchema.optional() }).optional(),

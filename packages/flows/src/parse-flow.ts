@@ -44,7 +44,9 @@ function parseTask(raw: unknown, index: number, errors: ValidationIssue[]): Task
   }
   const type = (raw as Record<string, unknown>).type;
   if (type === undefined) {
-    errors.push(issue('required', formatPath([...at, 'type']), `"type" is required: one of ${listWords(TASK_TYPES)}`));
+    errors.push(
+      issue('required', formatPath([...at, 'type']), `"type" is required: one of ${listWords(TASK_TYPES)}`),
+    );
     return undefined;
   }
   if (!isTaskType(type)) {
@@ -74,14 +76,26 @@ function parseTask(raw: unknown, index: number, errors: ValidationIssue[]): Task
 
 function checkIdentity(data: z.output<typeof FlowSchema>, ctx: FlowContext, errors: ValidationIssue[]): void {
   if (data.id !== undefined && data.id !== ctx.flowId) {
-    errors.push(issue('invalid_value', 'id', `the flow's id is its file name, "${ctx.flowId}"; got "${data.id}"`));
+    errors.push(
+      issue('invalid_value', 'id', `the flow's id is its file name, "${ctx.flowId}"; got "${data.id}"`),
+    );
   }
   if (data.namespace !== undefined && data.namespace !== ctx.namespace) {
-    errors.push(issue('invalid_value', 'namespace', `this flow is in namespace "${ctx.namespace}"; got "${data.namespace}"`));
+    errors.push(
+      issue(
+        'invalid_value',
+        'namespace',
+        `this flow is in namespace "${ctx.namespace}"; got "${data.namespace}"`,
+      ),
+    );
   }
 }
 
-function checkNoSelfSubflow(tasks: readonly (Task | undefined)[], ctx: FlowContext, errors: ValidationIssue[]): void {
+function checkNoSelfSubflow(
+  tasks: readonly (Task | undefined)[],
+  ctx: FlowContext,
+  errors: ValidationIssue[],
+): void {
   tasks.forEach((task, index) => {
     if (task?.type !== 'subflow') return;
     if (task.flow === ctx.flowId || task.flow === `${ctx.namespace}/${ctx.flowId}`) {
@@ -112,7 +126,8 @@ export function analyzeFlow(yamlText: string, ctx: FlowContext): FlowAnalysis {
 
   const errors: ValidationIssue[] = [];
   const top = FlowSchema.safeParse(raw);
-  if (!top.success) errors.push(...mapZodIssues(top.error.issues, { raw, schema: FlowSchema, base: [], format: formatPath }));
+  if (!top.success)
+    errors.push(...mapZodIssues(top.error.issues, { raw, schema: FlowSchema, base: [], format: formatPath }));
 
   const rawTasks = (raw as Record<string, unknown>).tasks;
   const taskList = Array.isArray(rawTasks) ? rawTasks : [];
@@ -120,7 +135,9 @@ export function analyzeFlow(yamlText: string, ctx: FlowContext): FlowAnalysis {
   errors.push(...checkTaskGraph(taskList));
   const rawExecutor = (raw as Record<string, unknown>).executor;
   for (const t of findTemplates(rawExecutor, ['executor'])) {
-    errors.push(issue('invalid_reference', formatPath(t.segments), 'templates are not rendered in an executor block'));
+    errors.push(
+      issue('invalid_reference', formatPath(t.segments), 'templates are not rendered in an executor block'),
+    );
   }
   errors.push(...checkRawExecutorBlock(rawExecutor, 'executor'));
   if (top.success) checkIdentity(top.data, ctx, errors);

@@ -53,7 +53,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Calls `visit` for every string in a nested value of plain objects and arrays. */
-function eachString(value: unknown, segments: PathSegment[], visit: (s: string, at: PathSegment[]) => void): void {
+function eachString(
+  value: unknown,
+  segments: PathSegment[],
+  visit: (s: string, at: PathSegment[]) => void,
+): void {
   if (typeof value === 'string') visit(value, segments);
   else if (Array.isArray(value)) value.forEach((item, i) => eachString(item, [...segments, i], visit));
   else if (isPlainObject(value)) {
@@ -102,7 +106,13 @@ function renderString(text: string, ctx: TemplateContext, segments: PathSegment[
       const why = taskOutputs
         ? `task "${ref.task}" has no output "${ref.key}"`
         : `task "${ref.task}" has no outputs`;
-      throw new TemplateError(`${whole} at ${path || 'the value'}: ${why}`, expression, path, ref.task, ref.key);
+      throw new TemplateError(
+        `${whole} at ${path || 'the value'}: ${why}`,
+        expression,
+        path,
+        ref.task,
+        ref.key,
+      );
     }
     return value;
   });

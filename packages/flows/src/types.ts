@@ -120,8 +120,14 @@ export type TaskType = Task['type'];
 /** Task types that run inline (no process, no executor block). */
 export type InlineTask = HttpTask | SubflowTask;
 
-export const TASK_TYPES = ['command', 'script', 'http', 'subflow', 'connector', 'sync'] as const satisfies
-  readonly TaskType[];
+export const TASK_TYPES = [
+  'command',
+  'script',
+  'http',
+  'subflow',
+  'connector',
+  'sync',
+] as const satisfies readonly TaskType[];
 export const INLINE_TASK_TYPES = ['http', 'subflow'] as const satisfies readonly InlineTask['type'][];
 
 export function isInlineTask(task: Task): task is InlineTask {

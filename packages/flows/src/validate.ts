@@ -17,7 +17,9 @@ export function validateFlowFile(
   const analysis = analyzeFlow(yamlText, ctx);
   const errors: ValidationIssue[] = [...analysis.errors];
   if (analysis.executor !== 'invalid') {
-    errors.push(...mergedExecutorIssues(analysis.tasks, analysis.executor, namespaceConfig?.defaults?.executor));
+    errors.push(
+      ...mergedExecutorIssues(analysis.tasks, analysis.executor, namespaceConfig?.defaults?.executor),
+    );
   }
   if (errors.length > 0 || !analysis.flow) return { ok: false, errors };
   return { ok: true, flow: analysis.flow };

@@ -40,7 +40,8 @@ export function describe(value: unknown): string {
   if (value === null) return 'null (an empty value)';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   return `${typeof value} ${String(value)}`;
 }
 
@@ -81,23 +82,30 @@ function sizeMessage(zi: ZodIssue & { code: 'too_small' | 'too_big' }): string {
   const bound = zi.code === 'too_small' ? zi.minimum : zi.maximum;
   const inclusive = zi.inclusive !== false;
   if (zi.origin === 'array') {
-    return zi.code === 'too_small' ? `needs at least ${String(bound)} item(s)` : `takes at most ${String(bound)} item(s)`;
+    return zi.code === 'too_small'
+      ? `needs at least ${String(bound)} item(s)`
+      : `takes at most ${String(bound)} item(s)`;
   }
   if (zi.origin === 'string') {
     return zi.code === 'too_small' ? 'must not be empty' : `must be at most ${String(bound)} characters`;
   }
-  const op = zi.code === 'too_small' ? (inclusive ? 'at least' : 'greater than') : inclusive ? 'at most' : 'less than';
+  const op =
+    zi.code === 'too_small' ? (inclusive ? 'at least' : 'greater than') : inclusive ? 'at most' : 'less than';
   return `must be ${op} ${String(bound)}`;
 }
 
 /** The single union branch the user evidently meant (its issues are not just "wrong type here"). */
 function intendedBranch(zi: ZodIssue & { code: 'invalid_union' }): ZodIssue[] | undefined {
-  const meaningful = zi.errors.filter((branch) => !branch.every((b) => b.code === 'invalid_type' && b.path.length === 0));
+  const meaningful = zi.errors.filter(
+    (branch) => !branch.every((b) => b.code === 'invalid_type' && b.path.length === 0),
+  );
   return meaningful.length === 1 ? meaningful[0] : undefined;
 }
 
-function mapOne(zi: ZodIssue, ctx: IssueContext, out: ValidationIssue[]): void {
-  const segments = [...ctx.base, ...zi.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+/** `within`: the path of the union whose branch `zi` comes from (branch paths are relative to it). */
+function mapOne(zi: ZodIssue, ctx: IssueContext, out: ValidationIssue[], within: PathSegment[] = []): void {
+  const at = [...within, ...zi.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+  const segments = [...ctx.base, ...at];
   const path = ctx.format(segments);
   switch (zi.code) {
     case 'custom': {
@@ -106,14 +114,20 @@ function mapOne(zi: ZodIssue, ctx: IssueContext, out: ValidationIssue[]): void {
       return;
     }
     case 'unrecognized_keys': {
-      const known = knownKeys(ctx.schema, zi.path);
+      const known = knownKeys(ctx.schema, at);
       for (const key of zi.keys) {
-        out.push(issue('unknown_field', ctx.format([...segments, key]), `unknown field "${key}"${didYouMean(key, known)}`));
+        out.push(
+          issue(
+            'unknown_field',
+            ctx.format([...segments, key]),
+            `unknown field "${key}"${didYouMean(key, known)}`,
+          ),
+        );
       }
       return;
     }
     case 'invalid_type': {
-      const actual = valueAt(ctx.raw, zi.path);
+      const actual = valueAt(ctx.raw, at);
       const last = segments.at(-1);
       if (actual === undefined) {
         out.push(issue('required', path, `"${String(last)}" is required`));
@@ -124,24 +138,37 @@ function mapOne(zi: ZodIssue, ctx: IssueContext, out: ValidationIssue[]): void {
       return;
     }
     case 'invalid_value':
-      out.push(issue('invalid_value', path, `expected ${listWords(zi.values.map(String))}, got ${describe(valueAt(ctx.raw, zi.path))}`));
+      out.push(
+        issue(
+          'invalid_value',
+          path,
+          `expected ${listWords(zi.values.map(String))}, got ${describe(valueAt(ctx.raw, at))}`,
+        ),
+      );
       return;
     case 'invalid_union': {
       const branch = intendedBranch(zi);
       if (branch) {
-        const inner = { ...ctx, raw: valueAt(ctx.raw, zi.path), base: segments };
-        for (const sub of branch) mapOne(sub, inner, out);
+        for (const sub of branch) mapOne(sub, ctx, out, at);
       } else {
-        out.push(issue('invalid_type', path, `${zi.message}, got ${describe(valueAt(ctx.raw, zi.path))}`));
+        out.push(issue('invalid_type', path, `${zi.message}, got ${describe(valueAt(ctx.raw, at))}`));
       }
       return;
     }
     case 'too_small':
     case 'too_big':
-      out.push(issue('invalid_value', path, /^Too (small|big)/.test(zi.message) ? sizeMessage(zi) : zi.message));
+      out.push(
+        issue('invalid_value', path, /^Too (small|big)/.test(zi.message) ? sizeMessage(zi) : zi.message),
+      );
       return;
     case 'invalid_key':
-      out.push(issue('invalid_value', path, `invalid key "${String(segments.at(-1))}": ${zi.issues[0]?.message ?? zi.message}`));
+      out.push(
+        issue(
+          'invalid_value',
+          path,
+          `invalid key "${String(segments.at(-1))}": ${zi.issues[0]?.message ?? zi.message}`,
+        ),
+      );
       return;
     default:
       out.push(issue('invalid_value', path, zi.message));

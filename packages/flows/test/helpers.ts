@@ -35,7 +35,8 @@ tasks:
 
 export function parseOk(yaml: string): Flow {
   const result = parseFlow(yaml, CTX);
-  if (!result.ok) throw new Error(`expected the flow to parse, got ${JSON.stringify(result.errors, null, 2)}`);
+  if (!result.ok)
+    throw new Error(`expected the flow to parse, got ${JSON.stringify(result.errors, null, 2)}`);
   return result.flow;
 }
 

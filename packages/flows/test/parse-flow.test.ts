@@ -30,7 +30,11 @@ describe('parseFlow on the DESIGN.md example', () => {
       executor: { type: 'docker', image: 'debian:bookworm-slim', resources: { cpu: '0.5', memory: '256Mi' } },
     });
     expect(flow.tasks[2]).toMatchObject({
-      request: { method: 'POST', url: 'https://example.test/hook', body: { rows: '{{ outputs.fetch.rows }}' } },
+      request: {
+        method: 'POST',
+        url: 'https://example.test/hook',
+        body: { rows: '{{ outputs.fetch.rows }}' },
+      },
     });
   });
 });
@@ -56,7 +60,11 @@ tasks:
 `);
 
   it('defaults the interpreter to bash, the method to GET (upper-casing a given one) and subflow wait to true', () => {
-    expect(flow.tasks[0]).toMatchObject({ interpreter: 'bash', timeoutMs: 5_400_000, retry: { maxAttempts: 2, backoffMs: 0 } });
+    expect(flow.tasks[0]).toMatchObject({
+      interpreter: 'bash',
+      timeoutMs: 5_400_000,
+      retry: { maxAttempts: 2, backoffMs: 0 },
+    });
     expect(flow.tasks[1]).toMatchObject({ request: { method: 'PATCH', expected_status: [200, 204] } });
     expect(flow.tasks[2]).toMatchObject({ flow: 'other-ns/load', wait: true });
   });
@@ -72,36 +80,57 @@ tasks:
 });
 
 describe('parseFlow errors, each with its exact path', () => {
+  const LS = 'id: a, type: command, command: [ls]';
+  /** A flow of one task written as a flow mapping, after optional flow-level lines. */
+  const one = (task: string, flowLines = '') => `${flowLines}\ntasks:\n  - { ${task} }\n`;
+
   it.each([
     ['required', 'tasks', 'schedule: "0 * * * *"'],
-    ['required', 'tasks[0].command', 'tasks:\n  - { id: a, type: command }'],
-    ['required', 'tasks[0].type', 'tasks:\n  - { id: a }'],
-    ['required', 'tasks[0].id', 'tasks:\n  - { type: command, command: [ls] }'],
-    ['invalid_type', 'tasks[0].command[1]', 'tasks:\n  - { id: a, type: command, command: [ls, [x]] }'],
-    ['invalid_type', 'max_parallel', 'max_parallel: lots\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_value', 'concurrency', 'concurrency: 0\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_value', 'tasks[0].interpreter', 'tasks:\n  - { id: a, type: script, interpreter: perl, script: x }'],
-    ['invalid_value', 'tasks[0].id', 'tasks:\n  - { id: 1st, type: command, command: [ls] }'],
+    ['required', 'tasks[0].command', one('id: a, type: command')],
+    ['required', 'tasks[0].type', one('id: a')],
+    ['required', 'tasks[0].id', one('type: command, command: [ls]')],
+    ['invalid_type', 'tasks[0].command[1]', one('id: a, type: command, command: [ls, [x]]')],
+    ['invalid_type', 'max_parallel', one(LS, 'max_parallel: lots')],
+    ['invalid_value', 'concurrency', one(LS, 'concurrency: 0')],
+    ['invalid_value', 'tasks[0].interpreter', one('id: a, type: script, interpreter: perl, script: x')],
+    ['invalid_value', 'tasks[0].id', one('id: 1st, type: command, command: [ls]')],
     ['invalid_value', 'tasks', 'tasks: []'],
-    ['unknown_field', 'tasks[0].depnds_on', 'tasks:\n  - { id: a, type: command, command: [ls], depnds_on: [] }'],
-    ['unknown_field', 'tasks[0].executor.imgae', 'tasks:\n  - { id: a, type: command, command: [ls], executor: { imgae: x } }'],
-    ['unknown_field', 'scheduel', 'scheduel: "0 * * * *"\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['unknown_task_type', 'tasks[0].type', 'tasks:\n  - { id: a, type: shell, command: [ls] }'],
-    ['invalid_duration', 'tasks[0].timeout', 'tasks:\n  - { id: a, type: command, command: [ls], timeout: 5 minutes }'],
-    ['invalid_duration', 'retry.backoff', 'retry: { max_attempts: 2, backoff: soon }\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_duration', 'timeout', 'timeout: 0s\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_cron', 'schedule', 'schedule: "every day"\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_cron', 'schedule', 'schedule: "61 * * * *"\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_executor_type', 'executor.type', 'executor: { type: inline }\ntasks:\n  - { id: a, type: command, command: [ls] }'],
-    ['invalid_executor_type', 'tasks[0].executor.type', 'tasks:\n  - { id: a, type: command, command: [ls], executor: { type: lambda } }'],
-    ['executor_not_allowed', 'tasks[0].executor', 'tasks:\n  - { id: a, type: http, request: { url: "http://x.test" }, executor: { pool: gpu } }'],
-    ['executor_not_allowed', 'tasks[0].executor', 'tasks:\n  - { id: a, type: subflow, flow: other, executor: { type: docker } }'],
-    ['field_not_allowed', 'tasks[0].executor.pull', 'tasks:\n  - { id: a, type: command, command: [ls], executor: { type: kubernetes, image: x, pull: always } }'],
-    ['invalid_value', 'tasks[0].executor.resources.memory', 'tasks:\n  - { id: a, type: command, command: [ls], executor: { type: docker, image: x, resources: { memory: lots } } }'],
-    ['invalid_value', 'tasks[0].env.SLUICE_RUN_TOKEN', 'tasks:\n  - { id: a, type: command, command: [ls], env: { SLUICE_RUN_TOKEN: x } }'],
-    ['invalid_value', 'tasks[0].request.url', 'tasks:\n  - { id: a, type: http, request: { url: "/relative" } }'],
-    ['invalid_value', 'tasks[0].flow', 'tasks:\n  - { id: a, type: subflow, flow: nightly }'],
-    ['invalid_value', 'id', 'id: daily\ntasks:\n  - { id: a, type: command, command: [ls] }'],
+    ['unknown_field', 'tasks[0].depnds_on', one(`${LS}, depnds_on: []`)],
+    ['unknown_field', 'tasks[0].executor.imgae', one(`${LS}, executor: { imgae: x }`)],
+    ['unknown_field', 'scheduel', one(LS, 'scheduel: "0 * * * *"')],
+    ['unknown_task_type', 'tasks[0].type', one('id: a, type: shell, command: [ls]')],
+    ['invalid_duration', 'tasks[0].timeout', one(`${LS}, timeout: 5 minutes`)],
+    ['invalid_duration', 'retry.backoff', one(LS, 'retry: { max_attempts: 2, backoff: soon }')],
+    ['invalid_duration', 'timeout', one(LS, 'timeout: 0s')],
+    ['invalid_cron', 'schedule', one(LS, 'schedule: "every day"')],
+    ['invalid_cron', 'schedule', one(LS, 'schedule: "61 * * * *"')],
+    ['invalid_executor_type', 'executor.type', one(LS, 'executor: { type: inline }')],
+    ['invalid_executor_type', 'tasks[0].executor.type', one(`${LS}, executor: { type: lambda }`)],
+    [
+      'executor_not_allowed',
+      'tasks[0].executor',
+      one('id: a, type: http, request: { url: "http://x.test" }, executor: { pool: gpu }'),
+    ],
+    [
+      'executor_not_allowed',
+      'tasks[0].executor',
+      one('id: a, type: subflow, flow: other, executor: { type: docker }'),
+    ],
+    [
+      'field_not_allowed',
+      'tasks[0].executor.pull',
+      one(`${LS}, executor: { type: kubernetes, image: x, pull: always }`),
+    ],
+    [
+      'invalid_value',
+      'tasks[0].executor.resources.memory',
+      one(`${LS}, executor: { type: docker, image: x, resources: { memory: lots } }`),
+    ],
+    ['invalid_value', 'tasks[0].executor.pool', one(`${LS}, executor: { pool: "gpu,cpu" }`)],
+    ['invalid_value', 'tasks[0].env.SLUICE_RUN_TOKEN', one(`${LS}, env: { SLUICE_RUN_TOKEN: x }`)],
+    ['invalid_value', 'tasks[0].request.url', one('id: a, type: http, request: { url: "/relative" }')],
+    ['invalid_value', 'tasks[0].flow', one('id: a, type: subflow, flow: nightly')],
+    ['invalid_value', 'id', one(LS, 'id: daily')],
   ])('%s at %s', (code, path, yaml) => {
     expect(codesAndPaths(errorsOf(yaml))).toEqual([[code, path]]);
   });
@@ -117,14 +146,28 @@ describe('parseFlow errors, each with its exact path', () => {
       ['required', 'tasks[0].env.T.secret'],
       ['unknown_field', 'tasks[0].env.T.secrt'],
     ]);
+    expect(errors[1]?.message).toBe('unknown field "secrt" (did you mean "secret"?)');
   });
 
   it('documents every code it can report', () => {
     expect(Object.keys(CODES).sort()).toEqual(
       [
-        'yaml_syntax', 'required', 'invalid_type', 'invalid_value', 'unknown_field', 'unknown_task_type',
-        'duplicate_task_id', 'unknown_dependency', 'dependency_cycle', 'invalid_duration', 'invalid_cron',
-        'invalid_reference', 'image_required', 'field_not_allowed', 'executor_not_allowed', 'invalid_executor_type',
+        'yaml_syntax',
+        'required',
+        'invalid_type',
+        'invalid_value',
+        'unknown_field',
+        'unknown_task_type',
+        'duplicate_task_id',
+        'unknown_dependency',
+        'dependency_cycle',
+        'invalid_duration',
+        'invalid_cron',
+        'invalid_reference',
+        'image_required',
+        'field_not_allowed',
+        'executor_not_allowed',
+        'invalid_executor_type',
       ].sort(),
     );
   });

@@ -1,4 +1,5 @@
 import { dependentsOf, downstreamOf, isReady, roots, topologicalOrder } from '@sluice/flows';
+import { checkTaskGraph } from '../src/graph-checks';
 import { codesAndPaths, errorsOf, parseOk } from './helpers';
 
 const task = (id: string, dependsOn: string[] = [], script = 'true') =>
@@ -22,7 +23,9 @@ describe('task ids and depends_on', () => {
 
 describe('dependency cycles', () => {
   it('lists the tasks of a cycle in order, starting from the first in the file', () => {
-    const errors = errorsOf(`tasks:\n${task('a', ['c'])}${task('b', ['a'])}${task('c', ['b'])}${task('d', ['c'])}`);
+    const errors = errorsOf(
+      `tasks:\n${task('a', ['c'])}${task('b', ['a'])}${task('c', ['b'])}${task('d', ['c'])}`,
+    );
     expect(codesAndPaths(errors)).toEqual([['dependency_cycle', 'tasks[0].depends_on[0]']]);
     expect(errors[0]?.message).toContain('a → c → b → a');
   });
@@ -34,22 +37,34 @@ describe('dependency cycles', () => {
   });
 
   it('reports two separate cycles separately', () => {
-    const errors = errorsOf(`tasks:\n${task('a', ['b'])}${task('b', ['a'])}${task('c', ['d'])}${task('d', ['c'])}`);
+    const errors = errorsOf(
+      `tasks:\n${task('a', ['b'])}${task('b', ['a'])}${task('c', ['d'])}${task('d', ['c'])}`,
+    );
     expect(errors.map((e) => e.message)).toEqual([
       expect.stringContaining('a → b → a'),
       expect.stringContaining('c → d → c'),
     ]);
   });
 
-  it('handles a long chain without a cycle (no recursion limit)', () => {
-    const tasks = Array.from({ length: 5000 }, (_, i) => task(`t${i}`, i === 0 ? [] : [`t${i - 1}`])).join('');
-    expect(parseOk(`tasks:\n${tasks}`).tasks).toHaveLength(5000);
+  it('handles a long chain, with and without a cycle at its end (no recursion limit)', () => {
+    const chain = Array.from({ length: 50_000 }, (_, i) => ({
+      id: `t${i}`,
+      depends_on: i === 0 ? [] : [`t${i - 1}`],
+    }));
+    expect(checkTaskGraph(chain)).toEqual([]);
+    chain[0] = { id: 't0', depends_on: ['t49999'] };
+    const errors = checkTaskGraph(chain);
+    expect(codesAndPaths(errors)).toEqual([['dependency_cycle', 'tasks[0].depends_on[0]']]);
+    expect(errors[0]?.message).toContain('t0 → t49999 → t49998');
+    expect(errors[0]?.message).toContain('… 49990 more → t0');
   });
 });
 
 describe('template references', () => {
   it('accepts outputs of direct and transitive upstream tasks', () => {
-    parseOk(`tasks:\n${task('a')}${task('b', ['a'])}${task('c', ['b'], 'echo {{ outputs.a.rows }} {{outputs.b.n}}')}`);
+    parseOk(
+      `tasks:\n${task('a')}${task('b', ['a'])}${task('c', ['b'], 'echo {{ outputs.a.rows }} {{outputs.b.n}}')}`,
+    );
   });
 
   it('rejects outputs of a task that is not upstream, of itself, and of a task that does not exist', () => {
@@ -76,7 +91,9 @@ ${task('a')}${task('b')}
   });
 
   it('rejects template roots other than outputs, and malformed output references', () => {
-    const errors = errorsOf(`tasks:\n${task('a')}${task('b', ['a'], 'echo {{ inputs.day }} {{ outputs.a }}')}`);
+    const errors = errorsOf(
+      `tasks:\n${task('a')}${task('b', ['a'], 'echo {{ inputs.day }} {{ outputs.a }}')}`,
+    );
     expect(codesAndPaths(errors)).toEqual([
       ['invalid_reference', 'tasks[1].script'],
       ['invalid_reference', 'tasks[1].script'],
@@ -102,7 +119,9 @@ ${task('a')}
 });
 
 describe('DAG helpers', () => {
-  const flow = parseOk(`tasks:\n${task('extract')}${task('seed')}${task('load', ['extract', 'seed'])}${task('report', ['load'])}${task('audit', ['extract'])}`);
+  const flow = parseOk(
+    `tasks:\n${task('extract')}${task('seed')}${task('load', ['extract', 'seed'])}${task('report', ['load'])}${task('audit', ['extract'])}`,
+  );
   const byId = (id: string) => flow.tasks.find((t) => t.id === id)!;
 
   it('finds the roots and the direct dependents', () => {

@@ -13,7 +13,8 @@ export interface RunningHttpServer {
 function parseAddr(addr: string): { host: string; port: number } {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(addr.trim());
   const port = Number(match?.[3]);
-  if (!match || port > 65535) throw new Error(`invalid listen address ${JSON.stringify(addr)}: expected host:port`);
+  if (!match || port > 65535)
+    throw new Error(`invalid listen address ${JSON.stringify(addr)}: expected host:port`);
   return { host: match[1] ?? match[2] ?? '', port };
 }
 

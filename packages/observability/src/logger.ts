@@ -1,4 +1,3 @@
-import type { Writable } from 'node:stream';
 import winston from 'winston';
 import { redactRecord } from './redact';
 
@@ -10,7 +9,7 @@ export interface LoggerOptions {
   service: string;
   level?: LogLevel;
   /** Where JSON lines go; stdout by default (tests pass their own stream). */
-  stream?: Writable;
+  stream?: NodeJS.WritableStream;
 }
 
 const redaction = winston.format((info) => redactRecord(info));
@@ -31,7 +30,9 @@ export function createLogger(options: LoggerOptions): Logger {
       winston.format.json(),
     ),
     transports: [
-      options.stream ? new winston.transports.Stream({ stream: options.stream }) : new winston.transports.Console(),
+      options.stream
+        ? new winston.transports.Stream({ stream: options.stream })
+        : new winston.transports.Console(),
     ],
   });
 }

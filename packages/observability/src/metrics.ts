@@ -59,7 +59,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['instance'],
       registers,
     }),
-    heartbeatsTotal: new Counter({ name: 'sluice_heartbeats_total', help: 'Task run heartbeats.', registers }),
+    heartbeatsTotal: new Counter({
+      name: 'sluice_heartbeats_total',
+      help: 'Task run heartbeats.',
+      registers,
+    }),
     watchdogFailuresTotal: new Counter({
       name: 'sluice_watchdog_failures_total',
       help: 'Task runs failed by the watchdog, by reason.',

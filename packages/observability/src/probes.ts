@@ -38,7 +38,10 @@ export function probeRoutes(app: Express | Router, options: ProbeOptions): void 
 async function checkReady(ready: ReadyCheck, timeoutMs: number): Promise<{ ok: boolean; detail?: string }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ ok: boolean; detail: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, detail: `readiness check took longer than ${timeoutMs} ms` }), timeoutMs);
+    timer = setTimeout(
+      () => resolve({ ok: false, detail: `readiness check took longer than ${timeoutMs} ms` }),
+      timeoutMs,
+    );
   });
   try {
     const result = await Promise.race([ready().then(normalise), timeout]);
@@ -65,7 +68,9 @@ export function httpMetricsMiddleware(metrics: Pick<Metrics, 'httpRequestDuratio
     res.once('finish', () => {
       const route: unknown = req.route;
       const pattern =
-        typeof route === 'object' && route !== null && 'path' in route ? `${req.baseUrl}${String(route.path)}` : 'unmatched';
+        typeof route === 'object' && route !== null && 'path' in route
+          ? `${req.baseUrl}${String(route.path)}`
+          : 'unmatched';
       stop({ method: req.method, route: pattern, status: String(res.statusCode) });
     });
     next();

@@ -8,7 +8,8 @@
 export const REDACTED = '[redacted]';
 
 /** Field names whose values are never logged. */
-export const SENSITIVE_KEY = /secret|token|password|passwd|key|dsn|database_url|authorization|cookie|credential/i;
+export const SENSITIVE_KEY =
+  /secret|token|password|passwd|key|dsn|database_url|authorization|cookie|credential/i;
 
 /** Shorter values would cut ordinary words out of log lines. */
 export const MIN_SECRET_LENGTH = 6;

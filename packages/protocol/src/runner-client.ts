@@ -1,8 +1,8 @@
-import { Readable } from "node:stream";
-import { setTimeout as sleep } from "node:timers/promises";
-import { z } from "zod";
-import { ApiError } from "./errors";
-import { StaleFenceError } from "./executor-protocol";
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { ApiError } from './errors';
+import { StaleFenceError } from './executor-protocol';
 import {
   FENCE_HEADER,
   HeartbeatResponse,
@@ -18,7 +18,7 @@ import {
   RunnerTaskSpec,
   StartedRequest,
   runnerPaths,
-} from "./runner-api";
+} from './runner-api';
 
 /**
  * HTTP client of the runner API, used by `sluice exec` inside a task.
@@ -65,16 +65,14 @@ export interface RunnerCallOptions {
 export type ArtifactBody = Buffer | Readable | (() => Readable);
 
 /** What the runner reports at the end; the client adds the fence. */
-export type ResultInput = Omit<z.input<typeof ResultRequest>, "fence">;
+export type ResultInput = Omit<z.input<typeof ResultRequest>, 'fence'>;
 
 /** 401: the run token is wrong, expired or revoked (the task run has ended). */
 export class RunTokenRejectedError extends Error {
-  readonly code = "run_token_rejected";
+  readonly code = 'run_token_rejected';
   constructor(readonly call: string) {
-    super(
-      `runner API ${call}: 401, the run token was rejected (wrong, expired, or the task run has ended)`,
-    );
-    this.name = "RunTokenRejectedError";
+    super(`runner API ${call}: 401, the run token was rejected (wrong, expired, or the task run has ended)`);
+    this.name = 'RunTokenRejectedError';
   }
 }
 
@@ -87,16 +85,15 @@ export class RunnerApiError extends Error {
     readonly detail: string,
   ) {
     super(`runner API ${call}: ${detail}`);
-    this.name = "RunnerApiError";
+    this.name = 'RunnerApiError';
   }
 }
 
-const RETRYABLE_STATUS = (status: number): boolean =>
-  status === 408 || status === 429 || status >= 500;
+const RETRYABLE_STATUS = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 const MAX_ERROR_MESSAGE_CHARS = 300;
 
 interface Attempt<T> {
-  method: "GET" | "POST" | "PUT";
+  method: 'GET' | 'POST' | 'PUT';
   path: string;
   /** Builds the body for one attempt; throws `NotResendable` when a one-shot stream was used up. */
   body?: () => { body: FetchBody | Readable; headers: Record<string, string> };
@@ -106,7 +103,7 @@ interface Attempt<T> {
   notFoundIsNull?: boolean;
 }
 
-type FetchBody = NonNullable<RequestInit["body"]>;
+type FetchBody = NonNullable<RequestInit['body']>;
 
 class NotResendable extends Error {}
 
@@ -121,7 +118,7 @@ export class RunnerClient {
   private currentFence: number | undefined;
 
   constructor(options: RunnerClientOptions) {
-    this.apiUrl = options.apiUrl.replace(/\/+$/, "");
+    this.apiUrl = options.apiUrl.replace(/\/+$/, '');
     this.runToken = options.runToken;
     this.taskRunId = options.taskRunId;
     this.fetchImpl = options.fetch ?? fetch;
@@ -137,8 +134,8 @@ export class RunnerClient {
   }
 
   async getSpec(): Promise<RunnerTaskSpec> {
-    const spec = await this.request("getSpec", {
-      method: "GET",
+    const spec = await this.request('getSpec', {
+      method: 'GET',
       path: runnerPaths.spec(this.taskRunId),
       timeoutMs: this.requestTimeoutMs,
       read: async (res) => RunnerTaskSpec.parse(await res.json()),
@@ -149,29 +146,22 @@ export class RunnerClient {
 
   /** The snapshot bundle (tar.gz), read whole so a connection cut mid-body is simply retried. Null on 404. */
   async downloadSnapshot(): Promise<Buffer | null> {
-    return this.request("downloadSnapshot", {
-      method: "GET",
+    return this.request('downloadSnapshot', {
+      method: 'GET',
       path: runnerPaths.snapshot(this.taskRunId),
       timeoutMs: this.transferTimeoutMs,
       notFoundIsNull: true,
-      read: async (res) =>
-        res.status === 404 ? null : Buffer.from(await res.arrayBuffer()),
+      read: async (res) => (res.status === 404 ? null : Buffer.from(await res.arrayBuffer())),
     });
   }
 
   async started(pid?: number): Promise<void> {
-    await this.postJson(
-      "started",
-      runnerPaths.started(this.taskRunId),
-      StartedRequest,
-      { pid },
-      OkResponse,
-    );
+    await this.postJson('started', runnerPaths.started(this.taskRunId), StartedRequest, { pid }, OkResponse);
   }
 
   async sendLogs(lines: LogLine[]): Promise<{ accepted: number }> {
     return this.postJson(
-      "sendLogs",
+      'sendLogs',
       runnerPaths.logs(this.taskRunId),
       LogBatchRequest,
       { lines },
@@ -181,7 +171,7 @@ export class RunnerClient {
 
   async sendOutputs(outputs: Record<string, string>): Promise<void> {
     await this.postJson(
-      "sendOutputs",
+      'sendOutputs',
       runnerPaths.outputs(this.taskRunId),
       OutputsRequest,
       { outputs },
@@ -191,7 +181,7 @@ export class RunnerClient {
 
   async sendMetrics(metrics: z.input<typeof Metric>[]): Promise<void> {
     await this.postJson(
-      "sendMetrics",
+      'sendMetrics',
       runnerPaths.metrics(this.taskRunId),
       MetricsRequest,
       { metrics },
@@ -199,30 +189,26 @@ export class RunnerClient {
     );
   }
 
-  async uploadArtifact(
-    name: string,
-    body: ArtifactBody,
-    size: number,
-  ): Promise<void> {
+  async uploadArtifact(name: string, body: ArtifactBody, size: number): Promise<void> {
     const call = `uploadArtifact(${name})`;
     const fence = this.requireFence(call);
     let oneShotUsed = false;
     await this.request(call, {
-      method: "PUT",
+      method: 'PUT',
       path: runnerPaths.artifact(this.taskRunId, name),
       timeoutMs: this.transferTimeoutMs,
       body: () => {
         let payload: Buffer | Readable;
         if (Buffer.isBuffer(body)) payload = body;
-        else if (typeof body === "function") payload = body();
+        else if (typeof body === 'function') payload = body();
         else if (oneShotUsed) throw new NotResendable();
         else payload = body;
         oneShotUsed = true;
         return {
           body: payload,
           headers: {
-            "content-type": "application/octet-stream",
-            "content-length": String(size),
+            'content-type': 'application/octet-stream',
+            'content-length': String(size),
             [FENCE_HEADER]: String(fence),
           },
         };
@@ -233,11 +219,11 @@ export class RunnerClient {
 
   /** The answer says whether the task run should be cancelled. Throws StaleFenceError when it was taken over. */
   async heartbeat(options: RunnerCallOptions = {}): Promise<HeartbeatResponse> {
-    const fence = this.requireFence("heartbeat");
+    const fence = this.requireFence('heartbeat');
     return this.request(
-      "heartbeat",
+      'heartbeat',
       {
-        method: "POST",
+        method: 'POST',
         path: runnerPaths.heartbeat(this.taskRunId),
         timeoutMs: this.requestTimeoutMs,
         body: () => jsonBody({ fence }),
@@ -249,7 +235,7 @@ export class RunnerClient {
 
   async result(request: ResultInput): Promise<{ state: string }> {
     return this.postJson(
-      "result",
+      'result',
       runnerPaths.result(this.taskRunId),
       ResultRequest,
       request,
@@ -268,7 +254,7 @@ export class RunnerClient {
     // Validate what we send, so a runner bug surfaces here and not as a 400 from the server.
     const payload = requestSchema.parse({ ...fields, fence });
     return this.request(call, {
-      method: "POST",
+      method: 'POST',
       path,
       timeoutMs: this.requestTimeoutMs,
       body: () => jsonBody(payload),
@@ -285,11 +271,7 @@ export class RunnerClient {
     return this.currentFence;
   }
 
-  private async request<T>(
-    call: string,
-    attempt: Attempt<T>,
-    signal?: AbortSignal,
-  ): Promise<T> {
+  private async request<T>(call: string, attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
     const startedAt = Date.now();
     for (let n = 1; ; n++) {
       let failure: RunnerApiError;
@@ -302,26 +284,13 @@ export class RunnerClient {
       } catch (error) {
         if (signal?.aborted) throw error;
         if (error instanceof NotResendable) {
-          throw new RunnerApiError(
-            call,
-            null,
-            null,
-            "the body stream was used up by a failed attempt",
-          );
+          throw new RunnerApiError(call, null, null, 'the body stream was used up by a failed attempt');
         }
         if (!isTransient(error)) throw error;
-        failure = new RunnerApiError(
-          call,
-          null,
-          null,
-          `no answer (${describeNetworkError(error)})`,
-        );
+        failure = new RunnerApiError(call, null, null, `no answer (${describeNetworkError(error)})`);
       }
       const elapsed = Date.now() - startedAt;
-      const backoff = Math.min(
-        this.retry.maxDelayMs,
-        this.retry.initialDelayMs * 2 ** (n - 1),
-      );
+      const backoff = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (n - 1));
       const delay = Math.min(
         this.retry.maxDelayMs,
         Math.max(retryAfterMs, backoff / 2 + (Math.random() * backoff) / 2),
@@ -343,18 +312,15 @@ export class RunnerClient {
     call: string,
     attempt: Attempt<T>,
     signal: AbortSignal | undefined,
-  ): Promise<
-    | { done: true; value: T }
-    | { done: false; failure: RunnerApiError; retryAfterMs: number }
-  > {
+  ): Promise<{ done: true; value: T } | { done: false; failure: RunnerApiError; retryAfterMs: number }> {
     const timeout = AbortSignal.timeout(attempt.timeoutMs);
     const body = attempt.body?.();
-    const init: RequestInit & { duplex?: "half" } = {
+    const init: RequestInit & { duplex?: 'half' } = {
       method: attempt.method,
       headers: {
         authorization: `Bearer ${this.runToken}`,
-        accept: "application/json",
-        "user-agent": "sluice-runner",
+        accept: 'application/json',
+        'user-agent': 'sluice-runner',
         ...body?.headers,
       },
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
@@ -363,7 +329,7 @@ export class RunnerClient {
       if (body.body instanceof Readable) {
         // undici streams an async iterable body; it must be told the request is half-duplex.
         init.body = body.body as unknown as FetchBody;
-        init.duplex = "half";
+        init.duplex = 'half';
       } else {
         init.body = body.body;
       }
@@ -377,7 +343,7 @@ export class RunnerClient {
           throw new RunnerApiError(
             call,
             res.status,
-            "invalid_response",
+            'invalid_response',
             `${res.status} with an answer that is not the runner protocol`,
           );
         }
@@ -386,19 +352,18 @@ export class RunnerClient {
     }
     const { code, message } = await readErrorBody(res);
     if (res.status === 401) throw new RunTokenRejectedError(call);
-    if (res.status === 409)
-      throw new StaleFenceError(this.taskRunId, this.currentFence ?? -1);
+    if (res.status === 409) throw new StaleFenceError(this.taskRunId, this.currentFence ?? -1);
     const failure = new RunnerApiError(
       call,
       res.status,
       code,
-      `${res.status}${code ? ` ${code}` : ""}${message ? `: ${message}` : ""}`,
+      `${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`,
     );
     if (!RETRYABLE_STATUS(res.status)) throw failure;
     return {
       done: false,
       failure,
-      retryAfterMs: parseRetryAfter(res.headers.get("retry-after")),
+      retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
     };
   }
 }
@@ -409,14 +374,12 @@ function jsonBody(payload: unknown): {
 } {
   return {
     body: JSON.stringify(payload),
-    headers: { "content-type": "application/json" },
+    headers: { 'content-type': 'application/json' },
   };
 }
 
-async function readErrorBody(
-  res: Response,
-): Promise<{ code: string | null; message: string | null }> {
-  const text = await res.text().catch(() => "");
+async function readErrorBody(res: Response): Promise<{ code: string | null; message: string | null }> {
+  const text = await res.text().catch(() => '');
   try {
     const parsed = ApiError.safeParse(JSON.parse(text));
     if (parsed.success) {
@@ -449,14 +412,9 @@ function isTransient(error: unknown): boolean {
   ) {
     return false;
   }
-  if (typeof error !== "object" || error === null) return false;
+  if (typeof error !== 'object' || error === null) return false;
   const { name, code } = error as { name?: unknown; code?: unknown };
-  return (
-    name === "TypeError" ||
-    name === "TimeoutError" ||
-    name === "AbortError" ||
-    typeof code === "string"
-  );
+  return name === 'TypeError' || name === 'TimeoutError' || name === 'AbortError' || typeof code === 'string';
 }
 
 function describeNetworkError(error: unknown): string {
@@ -466,12 +424,10 @@ function describeNetworkError(error: unknown): string {
     code?: unknown;
     cause?: unknown;
   };
-  if (name === "TimeoutError") return "timed out";
+  if (name === 'TimeoutError') return 'timed out';
   const causeCode =
-    typeof cause === "object" && cause !== null
-      ? (cause as { code?: unknown }).code
-      : undefined;
-  if (typeof causeCode === "string") return causeCode;
-  if (typeof code === "string") return code;
-  return typeof message === "string" ? message : "unknown error";
+    typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+  if (typeof causeCode === 'string') return causeCode;
+  if (typeof code === 'string') return code;
+  return typeof message === 'string' ? message : 'unknown error';
 }

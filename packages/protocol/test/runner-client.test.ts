@@ -1,11 +1,6 @@
-import {
-  createServer,
-  IncomingMessage,
-  Server,
-  ServerResponse,
-} from "node:http";
-import { AddressInfo } from "node:net";
-import { Readable } from "node:stream";
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import {
   RunnerApiError,
   RunnerClient,
@@ -14,18 +9,18 @@ import {
   StaleFenceError,
   FENCE_HEADER,
   runnerPaths,
-} from "@sluice/protocol";
+} from '@sluice/protocol';
 
-const TOKEN = "run-token-secret-value";
-const TASK_RUN = "tr-1";
+const TOKEN = 'run-token-secret-value';
+const TASK_RUN = 'tr-1';
 
 const spec: RunnerTaskSpec = {
   taskRunId: TASK_RUN,
-  executionId: "ex-1",
-  taskId: "fetch",
+  executionId: 'ex-1',
+  taskId: 'fetch',
   attempt: 1,
   fence: 7,
-  task: { type: "command", command: ["true"] },
+  task: { type: 'command', command: ['true'] },
   env: {},
   timeoutMs: 60_000,
   heartbeatIntervalMs: 10_000,
@@ -42,7 +37,7 @@ const spec: RunnerTaskSpec = {
 interface Received {
   method: string;
   path: string;
-  headers: IncomingMessage["headers"];
+  headers: IncomingMessage['headers'];
   body: Buffer;
 }
 
@@ -66,11 +61,11 @@ function script(path: string, ...list: Reply[]): void {
 beforeAll(async () => {
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const path = req.url ?? "";
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '';
       received.push({
-        method: req.method ?? "",
+        method: req.method ?? '',
         path,
         headers: req.headers,
         body: Buffer.concat(chunks),
@@ -78,7 +73,7 @@ beforeAll(async () => {
       const list = replies.get(path) ?? [
         {
           status: 404,
-          json: { error: { code: "not_found", message: "no route" } },
+          json: { error: { code: 'not_found', message: 'no route' } },
         },
       ];
       const reply = list.length > 1 ? list.shift()! : list[0]!;
@@ -87,17 +82,15 @@ beforeAll(async () => {
         return;
       }
       if (reply.raw) {
-        res
-          .writeHead(reply.status, { "content-type": "application/gzip" })
-          .end(reply.raw);
+        res.writeHead(reply.status, { 'content-type': 'application/gzip' }).end(reply.raw);
         return;
       }
       res
-        .writeHead(reply.status, { "content-type": "application/json" })
+        .writeHead(reply.status, { 'content-type': 'application/json' })
         .end(JSON.stringify(reply.json ?? {}));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
@@ -122,34 +115,32 @@ function client(fence?: number): RunnerClient {
   });
 }
 
-test("getSpec sends the run token and later writes carry the fence from the spec", async () => {
+test('getSpec sends the run token and later writes carry the fence from the spec', async () => {
   script(runnerPaths.spec(TASK_RUN), { status: 200, json: spec });
   script(runnerPaths.outputs(TASK_RUN), { status: 200, json: { ok: true } });
   const c = client();
 
-  expect((await c.getSpec()).taskId).toBe("fetch");
-  await c.sendOutputs({ rows: "42" });
+  expect((await c.getSpec()).taskId).toBe('fetch');
+  await c.sendOutputs({ rows: '42' });
 
   expect(received[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
   expect(JSON.parse(received[1]!.body.toString())).toEqual({
     fence: 7,
-    outputs: { rows: "42" },
+    outputs: { rows: '42' },
   });
 });
 
-test("a write before the fence is known fails without calling the server", async () => {
-  await expect(client().heartbeat()).rejects.toThrow(
-    /heartbeat: the fence is unknown/,
-  );
+test('a write before the fence is known fails without calling the server', async () => {
+  await expect(client().heartbeat()).rejects.toThrow(/heartbeat: the fence is unknown/);
   expect(received).toHaveLength(0);
 });
 
-test("5xx, 429 and a dropped connection are retried until an answer arrives", async () => {
+test('5xx, 429 and a dropped connection are retried until an answer arrives', async () => {
   script(
     runnerPaths.heartbeat(TASK_RUN),
     {
       status: 503,
-      json: { error: { code: "unavailable", message: "restarting" } },
+      json: { error: { code: 'unavailable', message: 'restarting' } },
     },
     { status: 0, destroy: true },
     { status: 429 },
@@ -161,7 +152,7 @@ test("5xx, 429 and a dropped connection are retried until an answer arrives", as
   expect(received).toHaveLength(5);
 });
 
-test("a server that stays down makes the call give up naming the call and the status", async () => {
+test('a server that stays down makes the call give up naming the call and the status', async () => {
   script(runnerPaths.logs(TASK_RUN), { status: 502 });
   const c = new RunnerClient({
     apiUrl: baseUrl,
@@ -172,21 +163,17 @@ test("a server that stays down makes the call give up naming the call and the st
   });
 
   const error = await c
-    .sendLogs([
-      { seq: 1, stream: "stdout", line: "x", ts: new Date().toISOString() },
-    ])
+    .sendLogs([{ seq: 1, stream: 'stdout', line: 'x', ts: new Date().toISOString() }])
     .catch((e) => e);
   expect(error).toBeInstanceOf(RunnerApiError);
   expect(error.status).toBe(502);
-  expect(error.message).toMatch(
-    /^runner API sendLogs: 502; gave up after \d+ attempts/,
-  );
+  expect(error.message).toMatch(/^runner API sendLogs: 502; gave up after \d+ attempts/);
   expect(received.length).toBeGreaterThan(1);
 });
 
-test("an unreachable server is reported as no answer", async () => {
+test('an unreachable server is reported as no answer', async () => {
   const closed = createServer();
-  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as AddressInfo).port;
   await new Promise((resolve) => closed.close(resolve));
   const c = new RunnerClient({
@@ -202,36 +189,36 @@ test("an unreachable server is reported as no answer", async () => {
   expect(error.message).toMatch(/getSpec: no answer \(ECONNREFUSED\)/);
 });
 
-test("401 is final and the message does not contain the token", async () => {
+test('401 is final and the message does not contain the token', async () => {
   script(runnerPaths.spec(TASK_RUN), {
     status: 401,
-    json: { error: { code: "unauthorized", message: "bad token" } },
+    json: { error: { code: 'unauthorized', message: 'bad token' } },
   });
 
   const error = await client()
     .getSpec()
     .catch((e) => e);
   expect(error).toBeInstanceOf(RunTokenRejectedError);
-  expect(error.message).toContain("getSpec");
+  expect(error.message).toContain('getSpec');
   expect(error.message).not.toContain(TOKEN);
   expect(received).toHaveLength(1);
 });
 
-test("409 is a StaleFenceError and is not retried", async () => {
+test('409 is a StaleFenceError and is not retried', async () => {
   script(runnerPaths.heartbeat(TASK_RUN), {
     status: 409,
-    json: { error: { code: "stale_fence", message: "stale" } },
+    json: { error: { code: 'stale_fence', message: 'stale' } },
   });
 
   await expect(client(4).heartbeat()).rejects.toBeInstanceOf(StaleFenceError);
   expect(received).toHaveLength(1);
 });
 
-test("another 4xx is final and carries the status and the error code of the body", async () => {
+test('another 4xx is final and carries the status and the error code of the body', async () => {
   script(runnerPaths.result(TASK_RUN), {
     status: 422,
     json: {
-      error: { code: "invalid_body", message: "exitCode must be an integer" },
+      error: { code: 'invalid_body', message: 'exitCode must be an integer' },
     },
   });
 
@@ -239,47 +226,37 @@ test("another 4xx is final and carries the status and the error code of the body
     .result({ exitCode: 0 })
     .catch((e) => e);
   expect(error).toBeInstanceOf(RunnerApiError);
-  expect(error).toMatchObject({ status: 422, code: "invalid_body" });
-  expect(error.message).toBe(
-    "runner API result: 422 invalid_body: exitCode must be an integer",
-  );
+  expect(error).toMatchObject({ status: 422, code: 'invalid_body' });
+  expect(error.message).toBe('runner API result: 422 invalid_body: exitCode must be an integer');
   expect(received).toHaveLength(1);
 });
 
-test("an answer that is not the protocol is an error, not a retry", async () => {
+test('an answer that is not the protocol is an error, not a retry', async () => {
   script(runnerPaths.heartbeat(TASK_RUN), {
     status: 200,
-    json: { cancel: "maybe" },
+    json: { cancel: 'maybe' },
   });
 
   await expect(client(1).heartbeat()).rejects.toMatchObject({
-    code: "invalid_response",
+    code: 'invalid_response',
     status: 200,
   });
   expect(received).toHaveLength(1);
 });
 
-test("downloadSnapshot returns the bytes, or null when the server has none", async () => {
+test('downloadSnapshot returns the bytes, or null when the server has none', async () => {
   const bundle = Buffer.from([0x1f, 0x8b, 1, 2, 3]);
-  script(
-    runnerPaths.snapshot(TASK_RUN),
-    { status: 500 },
-    { status: 200, raw: bundle },
-  );
+  script(runnerPaths.snapshot(TASK_RUN), { status: 500 }, { status: 200, raw: bundle });
   await expect(client().downloadSnapshot()).resolves.toEqual(bundle);
 
   script(runnerPaths.snapshot(TASK_RUN), { status: 404 });
   await expect(client().downloadSnapshot()).resolves.toBeNull();
 });
 
-test("an artifact from a stream factory is resent whole after a failed attempt", async () => {
-  const name = "reports/daily summary.csv";
-  script(
-    runnerPaths.artifact(TASK_RUN, name),
-    { status: 503 },
-    { status: 200, json: { ok: true } },
-  );
-  const content = Buffer.from("a,b\n1,2\n");
+test('an artifact from a stream factory is resent whole after a failed attempt', async () => {
+  const name = 'reports/daily summary.csv';
+  script(runnerPaths.artifact(TASK_RUN, name), { status: 503 }, { status: 200, json: { ok: true } });
+  const content = Buffer.from('a,b\n1,2\n');
 
   await client(9).uploadArtifact(
     name,
@@ -289,28 +266,20 @@ test("an artifact from a stream factory is resent whole after a failed attempt",
 
   expect(received).toHaveLength(2);
   const last = received[1]!;
-  expect(last.method).toBe("PUT");
-  expect(last.path).toBe(
-    `/internal/v1/runner/task-runs/${TASK_RUN}/artifacts/reports%2Fdaily%20summary.csv`,
-  );
-  expect(last.headers[FENCE_HEADER]).toBe("9");
-  expect(last.headers["content-length"]).toBe(String(content.length));
+  expect(last.method).toBe('PUT');
+  expect(last.path).toBe(`/internal/v1/runner/task-runs/${TASK_RUN}/artifacts/reports%2Fdaily%20summary.csv`);
+  expect(last.headers[FENCE_HEADER]).toBe('9');
+  expect(last.headers['content-length']).toBe(String(content.length));
   expect(last.body).toEqual(content);
 });
 
-test("a one-shot artifact stream is not resent after a failure", async () => {
-  script(
-    runnerPaths.artifact(TASK_RUN, "a.txt"),
-    { status: 503 },
-    { status: 200, json: { ok: true } },
-  );
+test('a one-shot artifact stream is not resent after a failure', async () => {
+  script(runnerPaths.artifact(TASK_RUN, 'a.txt'), { status: 503 }, { status: 200, json: { ok: true } });
 
   const error = await client(1)
-    .uploadArtifact("a.txt", Readable.from([Buffer.from("abc")]), 3)
+    .uploadArtifact('a.txt', Readable.from([Buffer.from('abc')]), 3)
     .catch((e) => e);
   expect(error).toBeInstanceOf(RunnerApiError);
-  expect(error.message).toMatch(
-    /uploadArtifact\(a\.txt\): the body stream was used up/,
-  );
+  expect(error.message).toMatch(/uploadArtifact\(a\.txt\): the body stream was used up/);
   expect(received).toHaveLength(1);
 });

@@ -1,8 +1,8 @@
-import { createReadStream } from "node:fs";
-import { lstat, readdir } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
-import { Readable } from "node:stream";
-import { RunnerLimits } from "@sluice/protocol";
+import { createReadStream } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { RunnerLimits } from '@sluice/protocol';
 
 export interface ArtifactFile {
   /** Path relative to $SLUICE_ARTIFACTS, with `/` separators. */
@@ -24,7 +24,7 @@ export interface ArtifactSelection {
  */
 export async function selectArtifacts(
   dir: string,
-  limits: Pick<RunnerLimits, "artifactMaxBytes" | "artifactsTotalMaxBytes">,
+  limits: Pick<RunnerLimits, 'artifactMaxBytes' | 'artifactsTotalMaxBytes'>,
 ): Promise<ArtifactSelection> {
   const files: ArtifactFile[] = [];
   const skipped: string[] = [];
@@ -55,15 +55,10 @@ export function openArtifact(file: ArtifactFile): () => Readable {
   return () => createReadStream(file.path);
 }
 
-async function walk(
-  root: string,
-  dir: string,
-  files: ArtifactFile[],
-  skipped: string[],
-): Promise<void> {
+async function walk(root: string, dir: string, files: ArtifactFile[], skipped: string[]): Promise<void> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    const name = relative(root, path).split(sep).join("/");
+    const name = relative(root, path).split(sep).join('/');
     if (entry.isDirectory()) {
       await walk(root, path, files, skipped);
     } else if (entry.isFile()) {

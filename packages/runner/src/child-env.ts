@@ -1,5 +1,5 @@
-import { RunnerTaskSpec } from "@sluice/protocol";
-import { RunDirs } from "./run-dirs";
+import { RunnerTaskSpec } from '@sluice/protocol';
+import { RunDirs } from './run-dirs';
 
 /**
  * Variables a task inherits from the runner: what a shell needs, and the proxy
@@ -7,21 +7,20 @@ import { RunDirs } from "./run-dirs";
  * task (on the process executor that would be the server's configuration).
  */
 export const INHERITED_VARIABLES = [
-  "PATH",
-  "HOME",
-  "TZ",
-  "LANG",
-  "LC_ALL",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
+  'PATH',
+  'HOME',
+  'TZ',
+  'LANG',
+  'LC_ALL',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
 ] as const;
 
-const DEFAULT_PATH =
-  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * The task's environment: inherited variables, then the task's resolved

@@ -1,5 +1,5 @@
-import { RunnerClient } from "@sluice/protocol";
-import { isOwnershipLost } from "./ownership";
+import { RunnerClient } from '@sluice/protocol';
+import { isOwnershipLost } from './ownership';
 
 export interface HeartbeatOptions {
   client: RunnerClient;
@@ -38,8 +38,7 @@ export function startHeartbeats(options: HeartbeatOptions): Heartbeats {
       }
       options.log(`heartbeat failed: ${(error as Error).message}`);
     }
-    if (!abort.signal.aborted)
-      timer = setTimeout(() => void beat(), options.intervalMs);
+    if (!abort.signal.aborted) timer = setTimeout(() => void beat(), options.intervalMs);
   };
 
   timer = setTimeout(() => void beat(), options.intervalMs);

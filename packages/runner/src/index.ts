@@ -1,5 +1,5 @@
-export { runTask } from "./run-task";
-export type { RunTaskOptions, RunTaskResult } from "./run-task";
-export { runnerInstall, RunnerInstallUnavailableError } from "./runner-install";
-export { INHERITED_VARIABLES } from "./child-env";
-export { SnapshotRejectedError } from "./snapshot";
+export { runTask } from './run-task';
+export type { RunTaskOptions, RunTaskResult } from './run-task';
+export { runnerInstall, RunnerInstallUnavailableError } from './runner-install';
+export { INHERITED_VARIABLES } from './child-env';
+export { SnapshotRejectedError } from './snapshot';

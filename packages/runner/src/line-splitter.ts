@@ -54,7 +54,7 @@ export class LineSplitter {
     let line = Buffer.concat(this.pending, this.pendingBytes);
     if (line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
     this.reset();
-    this.emit(line.toString("utf8"));
+    this.emit(line.toString('utf8'));
   }
 
   private reset(): void {
@@ -71,5 +71,5 @@ function cutLine(bytes: Buffer, maxBytes: number): string {
   let end = maxBytes;
   // Step back over continuation bytes (10xxxxxx) so a multi-byte character is not split.
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8") + cutMarker(maxBytes);
+  return bytes.subarray(0, end).toString('utf8') + cutMarker(maxBytes);
 }

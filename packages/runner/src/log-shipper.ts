@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { LogLine, LogStream, RunnerApiError } from "@sluice/protocol";
-import { isOwnershipLost } from "./ownership";
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LogLine, LogStream, RunnerApiError } from '@sluice/protocol';
+import { isOwnershipLost } from './ownership';
 
 export interface LogShipperOptions {
   send: (lines: LogLine[]) => Promise<unknown>;
@@ -107,12 +107,7 @@ export class LogShipper {
   }
 
   private kick(): void {
-    if (
-      this.inflight ||
-      this.abandoned ||
-      this.queue.length === 0 ||
-      Date.now() < this.retryNotBefore
-    )
+    if (this.inflight || this.abandoned || this.queue.length === 0 || Date.now() < this.retryNotBefore)
       return;
     this.inflight = this.sendHead().finally(() => {
       this.inflight = null;
@@ -139,9 +134,7 @@ export class LogShipper {
         error.status !== 429
       ) {
         // The server refused this batch as such; sending it again cannot help.
-        this.options.log(
-          `log lines ${first}-${last} dropped: ${error.message}`,
-        );
+        this.options.log(`log lines ${first}-${last} dropped: ${error.message}`);
         this.dropHead(batch.length);
       } else {
         this.options.log(

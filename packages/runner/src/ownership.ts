@@ -1,4 +1,4 @@
-import { RunTokenRejectedError, StaleFenceError } from "@sluice/protocol";
+import { RunTokenRejectedError, StaleFenceError } from '@sluice/protocol';
 
 /**
  * True when the server says this task run is no longer ours: a stale fence (a
@@ -6,7 +6,5 @@ import { RunTokenRejectedError, StaleFenceError } from "@sluice/protocol";
  * the task run ended). Either way nothing we send counts any more.
  */
 export function isOwnershipLost(error: unknown): boolean {
-  return (
-    error instanceof StaleFenceError || error instanceof RunTokenRejectedError
-  );
+  return error instanceof StaleFenceError || error instanceof RunTokenRejectedError;
 }

@@ -1,6 +1,6 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * One task run's private directory (mode 0700):
@@ -18,22 +18,20 @@ export interface RunDirs {
   artifactsDir: string;
 }
 
-export async function createRunDirs(
-  parent: string = tmpdir(),
-): Promise<RunDirs> {
-  const root = await mkdtemp(join(parent, "sluice-run-"));
+export async function createRunDirs(parent: string = tmpdir()): Promise<RunDirs> {
+  const root = await mkdtemp(join(parent, 'sluice-run-'));
   const dirs: RunDirs = {
     root,
-    work: join(root, "work"),
-    outputsFile: join(root, "outputs"),
-    metricsFile: join(root, "metrics"),
-    artifactsDir: join(root, "artifacts"),
+    work: join(root, 'work'),
+    outputsFile: join(root, 'outputs'),
+    metricsFile: join(root, 'metrics'),
+    artifactsDir: join(root, 'artifacts'),
   };
   await Promise.all([
     mkdir(dirs.work),
     mkdir(dirs.artifactsDir),
-    writeFile(dirs.outputsFile, ""),
-    writeFile(dirs.metricsFile, ""),
+    writeFile(dirs.outputsFile, ''),
+    writeFile(dirs.metricsFile, ''),
   ]);
   return dirs;
 }

@@ -1,5 +1,5 @@
-import { RunnerClient } from "@sluice/protocol";
-import { TaskRun } from "./task-run";
+import { RunnerClient } from '@sluice/protocol';
+import { TaskRun } from './task-run';
 
 export interface RunTaskOptions {
   apiUrl: string;
@@ -17,6 +17,8 @@ export interface RunTaskOptions {
   handleSignals?: boolean;
   /** How long the last log lines may take to deliver after the task ended; 2 minutes by default. */
   finalFlushTimeoutMs?: number;
+  /** Log lines queued before the task's output is paused; 50 000 by default. */
+  maxQueuedLogLines?: number;
 }
 
 export interface RunTaskResult {
@@ -30,9 +32,7 @@ export interface RunTaskResult {
  * reported to the server as the result and reflected in the exit code.
  */
 export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
-  const log =
-    options.log ??
-    ((message: string) => process.stderr.write(`sluice exec: ${message}\n`));
+  const log = options.log ?? ((message: string) => process.stderr.write(`sluice exec: ${message}\n`));
   const client =
     options.client ??
     new RunnerClient({
@@ -42,9 +42,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     });
   const spec = await client.getSpec();
   if (spec.taskRunId !== options.taskRunId) {
-    throw new Error(
-      `the spec is for task run ${spec.taskRunId}, not ${options.taskRunId}`,
-    );
+    throw new Error(`the spec is for task run ${spec.taskRunId}, not ${options.taskRunId}`);
   }
   const run = new TaskRun(spec, client, {
     workRoot: options.workRoot,
@@ -52,6 +50,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     log,
     handleSignals: options.handleSignals ?? true,
     finalFlushTimeoutMs: options.finalFlushTimeoutMs ?? 120_000,
+    maxQueuedLogLines: options.maxQueuedLogLines,
   });
   return { exitCode: await run.run() };
 }

@@ -8,14 +8,13 @@ export class RunnerInstallUnavailableError extends Error {
   readonly exitCode = 2;
   constructor() {
     super(
-      "runner-install is not available yet: the self-contained runner binary arrives with the docker/kubernetes executor work",
+      'runner-install is not available yet: the self-contained runner binary arrives with the docker/kubernetes executor work',
     );
-    this.name = "RunnerInstallUnavailableError";
+    this.name = 'RunnerInstallUnavailableError';
   }
 }
 
 export async function runnerInstall(targetDir: string): Promise<void> {
-  if (!targetDir)
-    throw new Error("runner-install: the target directory is required");
+  if (!targetDir) throw new Error('runner-install: the target directory is required');
   throw new RunnerInstallUnavailableError();
 }

@@ -1,25 +1,19 @@
-import { posix } from "node:path";
-import { extract } from "tar";
+import { posix } from 'node:path';
+import { extract } from 'tar';
 
 /**
  * Entry types a namespace bundle may hold. Hard links are refused: link(2) follows symlinks in
  * its target, so a lexical check cannot keep one inside. Devices and FIFOs have no place here.
  */
-const ALLOWED_TYPES = new Set([
-  "File",
-  "OldFile",
-  "ContiguousFile",
-  "Directory",
-  "SymbolicLink",
-]);
+const ALLOWED_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory', 'SymbolicLink']);
 
 export class SnapshotRejectedError extends Error {
   constructor(problems: string[]) {
-    const shown = problems.slice(0, 5).join("; ");
+    const shown = problems.slice(0, 5).join('; ');
     super(
-      `snapshot bundle refused: ${shown}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ""}`,
+      `snapshot bundle refused: ${shown}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ''}`,
     );
-    this.name = "SnapshotRejectedError";
+    this.name = 'SnapshotRejectedError';
   }
 }
 
@@ -30,10 +24,7 @@ export class SnapshotRejectedError extends Error {
  * itself refuses to write through a symlink. File owners are not restored,
  * even when the runner is root.
  */
-export async function extractSnapshot(
-  bundle: Buffer,
-  dir: string,
-): Promise<void> {
+export async function extractSnapshot(bundle: Buffer, dir: string): Promise<void> {
   const problems: string[] = [];
   await new Promise<void>((resolve, reject) => {
     const unpack = extract({
@@ -41,35 +32,24 @@ export async function extractSnapshot(
       strict: true,
       preserveOwner: false,
       filter: (path, entry) => {
-        const problem =
-          "type" in entry
-            ? entryProblem(path, entry.type, entry.linkpath)
-            : null;
+        const problem = 'type' in entry ? entryProblem(path, entry.type, entry.linkpath) : null;
         if (problem) problems.push(problem);
         return problem === null;
       },
     });
-    unpack.on("error", reject);
-    unpack.on("close", () => resolve());
+    unpack.on('error', reject);
+    unpack.on('close', () => resolve());
     unpack.end(bundle);
   });
   if (problems.length > 0) throw new SnapshotRejectedError(problems);
 }
 
-function entryProblem(
-  path: string,
-  type: string,
-  linkpath: string | undefined,
-): string | null {
-  if (!ALLOWED_TYPES.has(type))
-    return `${path}: entry type ${type} is not allowed`;
+function entryProblem(path: string, type: string, linkpath: string | undefined): string | null {
+  if (!ALLOWED_TYPES.has(type)) return `${path}: entry type ${type} is not allowed`;
   if (escapes(path)) return `${path}: path escapes the work dir`;
-  if (type === "SymbolicLink" && linkpath !== undefined) {
+  if (type === 'SymbolicLink' && linkpath !== undefined) {
     // A symlink's target is relative to the directory holding it.
-    if (
-      posix.isAbsolute(linkpath) ||
-      escapes(posix.join(posix.dirname(path), linkpath))
-    ) {
+    if (posix.isAbsolute(linkpath) || escapes(posix.join(posix.dirname(path), linkpath))) {
       return `${path}: symlink target ${linkpath} escapes the work dir`;
     }
   }
@@ -79,5 +59,5 @@ function entryProblem(
 function escapes(path: string): boolean {
   if (posix.isAbsolute(path) || /^[a-zA-Z]:/.test(path)) return true;
   const normalized = posix.normalize(path);
-  return normalized === ".." || normalized.startsWith("../");
+  return normalized === '..' || normalized.startsWith('../');
 }

@@ -1,5 +1,5 @@
-import { readFile, stat } from "node:fs/promises";
-import { Metric } from "@sluice/protocol";
+import { readFile, stat } from 'node:fs/promises';
+import { Metric } from '@sluice/protocol';
 
 /** A file the task wrote that is larger than this is ignored, so a runaway task cannot exhaust the runner. */
 export const TASK_FILE_MAX_BYTES = 16 * 1024 * 1024;
@@ -20,23 +20,21 @@ export async function readOutputs(
 ): Promise<Parsed<Record<string, string>>> {
   const outputs: Record<string, string> = {};
   const problems: string[] = [];
-  const lines = await readLines(file, "outputs", problems);
+  const lines = await readLines(file, 'outputs', problems);
   lines.forEach((raw, index) => {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "" || line.trimStart().startsWith("#")) return;
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '' || line.trimStart().startsWith('#')) return;
     const where = `outputs line ${index + 1}`;
-    const eq = line.indexOf("=");
-    const key = eq === -1 ? "" : line.slice(0, eq).trim();
-    if (eq === -1 || key === "" || /\s/.test(key)) {
+    const eq = line.indexOf('=');
+    const key = eq === -1 ? '' : line.slice(0, eq).trim();
+    if (eq === -1 || key === '' || /\s/.test(key)) {
       problems.push(`${where} ignored: expected key=value`);
       return;
     }
     const value = line.slice(eq + 1);
     const size = Buffer.byteLength(value);
     if (size > maxValueBytes) {
-      problems.push(
-        `output ${key} rejected: its value is ${size} bytes, over the limit of ${maxValueBytes}`,
-      );
+      problems.push(`output ${key} rejected: its value is ${size} bytes, over the limit of ${maxValueBytes}`);
       return;
     }
     outputs[key] = value;
@@ -48,9 +46,9 @@ export async function readOutputs(
 export async function readMetrics(file: string): Promise<Parsed<Metric[]>> {
   const metrics: Metric[] = [];
   const problems: string[] = [];
-  const lines = await readLines(file, "metrics", problems);
+  const lines = await readLines(file, 'metrics', problems);
   lines.forEach((line, index) => {
-    if (line.trim() === "") return;
+    if (line.trim() === '') return;
     const where = `metrics line ${index + 1}`;
     let json: unknown;
     try {
@@ -63,7 +61,7 @@ export async function readMetrics(file: string): Promise<Parsed<Metric[]>> {
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       problems.push(
-        `${where} ignored: ${issue ? `${issue.path.join(".") || "line"}: ${issue.message}` : "invalid"}`,
+        `${where} ignored: ${issue ? `${issue.path.join('.') || 'line'}: ${issue.message}` : 'invalid'}`,
       );
       return;
     }
@@ -72,11 +70,7 @@ export async function readMetrics(file: string): Promise<Parsed<Metric[]>> {
   return { value: metrics, problems };
 }
 
-async function readLines(
-  file: string,
-  what: string,
-  problems: string[],
-): Promise<string[]> {
+async function readLines(file: string, what: string, problems: string[]): Promise<string[]> {
   let size: number;
   try {
     size = (await stat(file)).size;
@@ -84,10 +78,8 @@ async function readLines(
     return []; // the task removed it: nothing to report
   }
   if (size > TASK_FILE_MAX_BYTES) {
-    problems.push(
-      `${what} file ignored: ${size} bytes is over the limit of ${TASK_FILE_MAX_BYTES}`,
-    );
+    problems.push(`${what} file ignored: ${size} bytes is over the limit of ${TASK_FILE_MAX_BYTES}`);
     return [];
   }
-  return (await readFile(file, "utf8")).split("\n");
+  return (await readFile(file, 'utf8')).split('\n');
 }

@@ -1,7 +1,7 @@
-import { ChildProcess, spawn } from "node:child_process";
-import { Readable } from "node:stream";
+import { ChildProcess, spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
 
-export type OutputStream = "stdout" | "stderr";
+export type OutputStream = 'stdout' | 'stderr';
 
 export interface TaskExit {
   code: number | null;
@@ -33,6 +33,7 @@ export class TaskProcess {
   readonly exited: Promise<TaskExit>;
   private exitInfo: TaskExit | null = null;
   private stopping = false;
+  private outputPaused = false;
   private killTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
 
@@ -44,20 +45,19 @@ export class TaskProcess {
     readonly pid: number,
     options: SpawnTaskOptions,
   ) {
-    for (const name of ["stdout", "stderr"] as const) {
-      child[name].on("data", (chunk: Buffer) => options.onOutput(name, chunk));
-      child[name].on("end", () => options.onOutputEnd(name));
+    for (const name of ['stdout', 'stderr'] as const) {
+      child[name].on('data', (chunk: Buffer) => options.onOutput(name, chunk));
+      child[name].on('end', () => options.onOutputEnd(name));
     }
-    child.on("exit", (code, signal) => {
+    child.on('exit', (code, signal) => {
       this.exitInfo = { code, signal };
       // A finished task owns nothing any more: stop what it left running (not during a stop,
       // where the grace period applies to the whole group).
-      if (!this.stopping && this.signalGroup("SIGKILL"))
-        options.onLeftovers?.();
+      if (!this.stopping && this.signalGroup('SIGKILL')) options.onLeftovers?.();
       this.armDrainTimer();
     });
     this.exited = new Promise((resolve) => {
-      child.on("close", () => {
+      child.on('close', () => {
         this.clearTimers();
         resolve(this.exitInfo ?? { code: null, signal: null });
       });
@@ -71,14 +71,14 @@ export class TaskProcess {
       cwd: options.cwd,
       env: options.env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new Promise((resolve, reject) => {
-      child.once("error", reject);
-      child.once("spawn", () => {
-        child.off("error", reject);
+      child.once('error', reject);
+      child.once('spawn', () => {
+        child.off('error', reject);
         // Later errors (a failed kill) must not crash the runner; signalGroup reports its own.
-        child.on("error", () => {});
+        child.on('error', () => {});
         resolve(
           new TaskProcess(
             child as ChildProcess & { stdout: Readable; stderr: Readable },
@@ -92,11 +92,13 @@ export class TaskProcess {
 
   /** Stops reading output; the task blocks on a full pipe. */
   pauseOutput(): void {
+    this.outputPaused = true;
     this.child.stdout.pause();
     this.child.stderr.pause();
   }
 
   resumeOutput(): void {
+    this.outputPaused = false;
     this.child.stdout.resume();
     this.child.stderr.resume();
   }
@@ -108,10 +110,10 @@ export class TaskProcess {
   stop(graceMs: number, onKill: () => void): void {
     if (this.stopping) return;
     this.stopping = true;
-    this.signalGroup("SIGTERM");
+    this.signalGroup('SIGTERM');
     this.killTimer = setTimeout(() => {
       this.killTimer = null;
-      if (this.signalGroup("SIGKILL")) onKill();
+      if (this.signalGroup('SIGKILL')) onKill();
       if (this.exitInfo) this.armDrainTimer();
     }, graceMs);
   }
@@ -129,6 +131,9 @@ export class TaskProcess {
   private armDrainTimer(): void {
     if (this.killTimer || this.drainTimer) return;
     this.drainTimer = setTimeout(() => {
+      this.drainTimer = null;
+      // Output still waiting in a paused pipe is the task's, not a leftover's: read it first.
+      if (this.outputPaused) return this.armDrainTimer();
       this.child.stdout.destroy();
       this.child.stderr.destroy();
     }, STDIO_DRAIN_MS);

@@ -1,17 +1,17 @@
-import { writeFile } from "node:fs/promises";
-import { constants } from "node:os";
-import { ResultInput, RunnerClient, RunnerTaskSpec } from "@sluice/protocol";
-import { openArtifact, selectArtifacts } from "./artifacts";
-import { buildChildEnv } from "./child-env";
-import { Heartbeats, startHeartbeats } from "./heartbeats";
-import { LineSplitter } from "./line-splitter";
-import { LogShipper } from "./log-shipper";
-import { isOwnershipLost } from "./ownership";
-import { createRunDirs, RunDirs, removeRunDirs } from "./run-dirs";
-import { extractSnapshot } from "./snapshot";
-import { readMetrics, readOutputs } from "./task-files";
-import { describeSpawnError, resolveTaskCommand } from "./task-command";
-import { OutputStream, TaskExit, TaskProcess } from "./task-process";
+import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:os';
+import { ResultInput, RunnerClient, RunnerTaskSpec } from '@sluice/protocol';
+import { openArtifact, selectArtifacts } from './artifacts';
+import { buildChildEnv } from './child-env';
+import { Heartbeats, startHeartbeats } from './heartbeats';
+import { LineSplitter } from './line-splitter';
+import { LogShipper } from './log-shipper';
+import { isOwnershipLost } from './ownership';
+import { createRunDirs, RunDirs, removeRunDirs } from './run-dirs';
+import { extractSnapshot } from './snapshot';
+import { readMetrics, readOutputs } from './task-files';
+import { describeSpawnError, resolveTaskCommand } from './task-command';
+import { OutputStream, TaskExit, TaskProcess } from './task-process';
 
 export interface TaskRunOptions {
   /** Parent of the run directory; the OS temp dir by default. */
@@ -24,10 +24,11 @@ export interface TaskRunOptions {
   handleSignals: boolean;
   /** How long the last log lines may take to deliver once the task has ended. */
   finalFlushTimeoutMs: number;
+  /** Log lines queued before the task's output is paused. */
+  maxQueuedLogLines?: number;
 }
 
-type Outcome =
-  { started: true; exit: TaskExit } | { started: false; error: string };
+type Outcome = { started: true; exit: TaskExit } | { started: false; error: string };
 
 const METRICS_PER_BATCH = 1000;
 /** setTimeout's ceiling (about 24.8 days); longer delays would fire at once. */
@@ -42,7 +43,7 @@ export class TaskRun {
   private readonly shipper: LogShipper;
   private heartbeats: Heartbeats | null = null;
   private proc: TaskProcess | null = null;
-  private stopReason: "cancel" | "timeout" | null = null;
+  private stopReason: 'cancel' | 'timeout' | null = null;
   private taskEnded = false;
   private lostOwnership: Error | null = null;
   private timeoutTimer: NodeJS.Timeout | null = null;
@@ -56,31 +57,25 @@ export class TaskRun {
     this.shipper = new LogShipper({
       send: (lines) => client.sendLogs(lines),
       log: options.log,
-      onPressure: (paused) =>
-        paused ? this.proc?.pauseOutput() : this.proc?.resumeOutput(),
+      onPressure: (paused) => (paused ? this.proc?.pauseOutput() : this.proc?.resumeOutput()),
       onOwnershipLost: (error) => this.onOwnershipLost(error),
+      maxQueuedLines: options.maxQueuedLogLines,
     });
   }
 
   /** Returns the runner's exit code: the task's, 128+signal when killed, 1 when it did not run. */
   async run(): Promise<number> {
     const onSignal = (signal: NodeJS.Signals): void =>
-      this.requestStop(
-        "cancel",
-        `runner received ${signal}; sending SIGTERM to the task's process group`,
-      );
+      this.requestStop('cancel', `runner received ${signal}; sending SIGTERM to the task's process group`);
     if (this.options.handleSignals) {
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
     }
     this.heartbeats = startHeartbeats({
       client: this.client,
       intervalMs: this.spec.heartbeatIntervalMs,
       onCancel: () =>
-        this.requestStop(
-          "cancel",
-          "cancel requested; sending SIGTERM to the task's process group",
-        ),
+        this.requestStop('cancel', "cancel requested; sending SIGTERM to the task's process group"),
       onOwnershipLost: (error) => this.onOwnershipLost(error),
       log: this.options.log,
     });
@@ -94,19 +89,16 @@ export class TaskRun {
         // Not the task's fault (a full disk, an unwritable work root): still report it as the result.
         outcome = this.notStarted(`runner: ${(error as Error).message}`);
       }
-      if (outcome.started && dirs && !this.lostOwnership)
-        await this.deliverTaskFiles(dirs);
+      if (outcome.started && dirs && !this.lostOwnership) await this.deliverTaskFiles(dirs);
       return await this.finish(outcome);
     } finally {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
       this.heartbeats.stop();
       if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
       this.shipper.abandon();
       if (dirs)
-        await removeRunDirs(dirs).catch((e: Error) =>
-          this.options.log(`work dir not removed: ${e.message}`),
-        );
+        await removeRunDirs(dirs).catch((e: Error) => this.options.log(`work dir not removed: ${e.message}`));
     }
   }
 
@@ -115,22 +107,19 @@ export class TaskRun {
     try {
       if (spec.snapshot) {
         const bundle = await this.client.downloadSnapshot();
-        if (!bundle)
-          throw new Error(`snapshot ${spec.snapshot.id} is not available`);
+        if (!bundle) throw new Error(`snapshot ${spec.snapshot.id} is not available`);
         await extractSnapshot(bundle, dirs.work);
       }
     } catch (error) {
-      if (!isOwnershipLost(error))
-        return this.notStarted(`snapshot: ${(error as Error).message}`);
+      if (!isOwnershipLost(error)) return this.notStarted(`snapshot: ${(error as Error).message}`);
       this.onOwnershipLost(error as Error);
-      return { started: false, error: "" };
+      return { started: false, error: '' };
     }
-    if (this.stopReason)
-      return this.notStarted("cancelled before the task started");
-    if (this.lostOwnership) return this.notStarted("");
+    if (this.stopReason) return this.notStarted('cancelled before the task started');
+    if (this.lostOwnership) return this.notStarted('');
 
     const env = buildChildEnv(this.options.env, spec, dirs);
-    const command = resolveTaskCommand(spec.task, dirs.work, env.PATH ?? "");
+    const command = resolveTaskCommand(spec.task, dirs.work, env.PATH ?? '');
     if (command.scriptFile)
       await writeFile(command.scriptFile.path, command.scriptFile.body, {
         mode: 0o700,
@@ -138,12 +127,8 @@ export class TaskRun {
 
     const maxLine = spec.limits.logLineMaxBytes;
     const splitters: Record<OutputStream, LineSplitter> = {
-      stdout: new LineSplitter(maxLine, (line) =>
-        this.shipper.write("stdout", line),
-      ),
-      stderr: new LineSplitter(maxLine, (line) =>
-        this.shipper.write("stderr", line),
-      ),
+      stdout: new LineSplitter(maxLine, (line) => this.shipper.write('stdout', line)),
+      stderr: new LineSplitter(maxLine, (line) => this.shipper.write('stderr', line)),
     };
     try {
       this.proc = await TaskProcess.spawn({
@@ -152,24 +137,14 @@ export class TaskRun {
         env,
         onOutput: (stream, chunk) => splitters[stream].push(chunk),
         onOutputEnd: (stream) => splitters[stream].end(),
-        onLeftovers: () =>
-          this.shipper.write(
-            "system",
-            "processes the task left running were killed",
-          ),
+        onLeftovers: () => this.shipper.write('system', 'processes the task left running were killed'),
       });
     } catch (error) {
-      return this.notStarted(
-        describeSpawnError(
-          spec.task,
-          command.argv[0],
-          error as NodeJS.ErrnoException,
-        ),
-      );
+      return this.notStarted(describeSpawnError(spec.task, command.argv[0], error as NodeJS.ErrnoException));
     }
 
     const proc = this.proc;
-    this.shipper.write("system", `task started (pid ${proc.pid})`);
+    this.shipper.write('system', `task started (pid ${proc.pid})`);
     // Log batches follow the started report, so the server sees RUNNING before any line.
     this.startedReport = this.client.started(proc.pid).then(
       () => this.shipper.start(),
@@ -182,7 +157,7 @@ export class TaskRun {
     this.timeoutTimer = setTimeout(
       () =>
         this.requestStop(
-          "timeout",
+          'timeout',
           `timeout of ${spec.timeoutMs} ms reached; sending SIGTERM to the task's process group`,
         ),
       Math.min(spec.timeoutMs, MAX_TIMER_MS),
@@ -200,43 +175,28 @@ export class TaskRun {
 
   private notStarted(reason: string): Outcome {
     this.taskEnded = true;
-    if (reason) this.shipper.write("system", reason);
+    if (reason) this.shipper.write('system', reason);
     return { started: false, error: reason };
   }
 
   /** Outputs, metrics and artifacts the task left; each failure is reported in the task's log. */
   private async deliverTaskFiles(dirs: RunDirs): Promise<void> {
     const { limits } = this.spec;
-    const outputs = await readOutputs(
-      dirs.outputsFile,
-      limits.outputValueMaxBytes,
-    );
-    outputs.problems.forEach((problem) =>
-      this.shipper.write("system", problem),
-    );
+    const outputs = await readOutputs(dirs.outputsFile, limits.outputValueMaxBytes);
+    outputs.problems.forEach((problem) => this.shipper.write('system', problem));
     if (Object.keys(outputs.value).length > 0) {
-      await this.deliver("outputs", () =>
-        this.client.sendOutputs(outputs.value),
-      );
+      await this.deliver('outputs', () => this.client.sendOutputs(outputs.value));
     }
 
     const metrics = await readMetrics(dirs.metricsFile);
-    metrics.problems.forEach((problem) =>
-      this.shipper.write("system", problem),
-    );
-    for (
-      let i = 0;
-      i < metrics.value.length && !this.lostOwnership;
-      i += METRICS_PER_BATCH
-    ) {
+    metrics.problems.forEach((problem) => this.shipper.write('system', problem));
+    for (let i = 0; i < metrics.value.length && !this.lostOwnership; i += METRICS_PER_BATCH) {
       const batch = metrics.value.slice(i, i + METRICS_PER_BATCH);
-      await this.deliver("metrics", () => this.client.sendMetrics(batch));
+      await this.deliver('metrics', () => this.client.sendMetrics(batch));
     }
 
     const artifacts = await selectArtifacts(dirs.artifactsDir, limits);
-    artifacts.skipped.forEach((message) =>
-      this.shipper.write("system", message),
-    );
+    artifacts.skipped.forEach((message) => this.shipper.write('system', message));
     for (const file of artifacts.accepted) {
       if (this.lostOwnership) return;
       await this.deliver(`artifact ${file.name}`, () =>
@@ -245,31 +205,21 @@ export class TaskRun {
     }
   }
 
-  private async deliver(
-    what: string,
-    send: () => Promise<unknown>,
-  ): Promise<void> {
+  private async deliver(what: string, send: () => Promise<unknown>): Promise<void> {
     if (this.lostOwnership) return;
     try {
       await send();
     } catch (error) {
       if (isOwnershipLost(error)) this.onOwnershipLost(error as Error);
-      else
-        this.shipper.write(
-          "system",
-          `${what} not delivered: ${(error as Error).message}`,
-        );
+      else this.shipper.write('system', `${what} not delivered: ${(error as Error).message}`);
     }
   }
 
   private async finish(outcome: Outcome): Promise<number> {
     const result = this.describe(outcome);
     await this.startedReport;
-    const undelivered = await this.shipper.close(
-      this.options.finalFlushTimeoutMs,
-    );
-    if (undelivered > 0)
-      this.options.log(`${undelivered} log lines could not be delivered`);
+    const undelivered = await this.shipper.close(this.options.finalFlushTimeoutMs);
+    if (undelivered > 0) this.options.log(`${undelivered} log lines could not be delivered`);
     if (this.lostOwnership) return this.abandoned();
     try {
       await this.client.result(result.request);
@@ -287,9 +237,9 @@ export class TaskRun {
   } {
     const stoppedBy = this.stopReason;
     const stopped =
-      stoppedBy === "cancel"
-        ? "cancelled"
-        : stoppedBy === "timeout"
+      stoppedBy === 'cancel'
+        ? 'cancelled'
+        : stoppedBy === 'timeout'
           ? `timed out after ${this.spec.timeoutMs} ms`
           : null;
     if (!outcome.started) {
@@ -306,16 +256,16 @@ export class TaskRun {
       error = code === 0 ? null : `exit code ${code}`;
     } else {
       exitCode = 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
-      error = `killed by ${signal ?? "an unknown signal"}`;
+      error = `killed by ${signal ?? 'an unknown signal'}`;
     }
-    const message = [stopped, error].filter(Boolean).join("; ") || null;
+    const message = [stopped, error].filter(Boolean).join('; ') || null;
     return { request: { exitCode, stoppedBy, error: message }, exitCode };
   }
 
-  private requestStop(reason: "cancel" | "timeout", message: string): void {
+  private requestStop(reason: 'cancel' | 'timeout', message: string): void {
     if (this.stopReason || this.taskEnded || this.lostOwnership) return;
     this.stopReason = reason;
-    this.shipper.write("system", message);
+    this.shipper.write('system', message);
     this.stopProcess();
   }
 
@@ -323,7 +273,7 @@ export class TaskRun {
     const grace = this.spec.cancelGraceMs;
     this.proc?.stop(Math.min(grace, MAX_TIMER_MS), () =>
       this.shipper.write(
-        "system",
+        'system',
         `still running ${grace} ms after SIGTERM; sent SIGKILL to the task's process group`,
       ),
     );
@@ -342,9 +292,7 @@ export class TaskRun {
   }
 
   private abandoned(error: Error | null = this.lostOwnership): number {
-    this.options.log(
-      `exiting without a result: ${error?.message ?? "task run no longer ours"}`,
-    );
+    this.options.log(`exiting without a result: ${error?.message ?? 'task run no longer ours'}`);
     return 1;
   }
 }

@@ -135,7 +135,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
       const stopWatchdog = engine.startWatchdog({
         intervalMs: config.scheduling.watchdogInterval,
         heartbeatTimeoutMs: config.scheduling.heartbeatTimeout,
-        onFailed: (n) => metrics.watchdogFailures.inc({ reason: 'lost' }, n),
+        onFailed: (n) => metrics.watchdogFailuresTotal.inc({ reason: 'lost' }, n),
       });
       stoppers.push(stopWatchdog);
       // The runner reaches this server at SLUICE_API_URL; its default follows the internal port actually bound.
@@ -152,6 +152,10 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         registrationIntervalMs: config.instance.registrationInterval,
         runnerApiUrl,
         log,
+        metrics: {
+          runningChanged: (executorType, count) => metrics.taskRunsRunning.set({ instance: `${config.instanceId}/${executorType}` }, count),
+          claimed: (group, count) => metrics.claimsTotal.inc({ executor_type: group }, count),
+        },
       });
       instance = local;
       // Stopped before the HTTP servers close: runners of dying task runs may still report.
@@ -165,7 +169,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         workerSlots: config.instance.workerSlots,
       });
     }
-    log.info('server started', { standalone: options.standalone, public: pub.address, internal: internal.address });
+    log.info('server started', { standalone: options.standalone, public: publicUrl, internal: internalUrl });
     return { publicUrl, internalUrl, databaseUrl, stop: stopAll };
   } catch (err) {
     await stopAll();

@@ -1,5 +1,5 @@
 import express, { Router } from 'express';
-import { parseFlow, parseNamespaceConfig, validateFlowAgainstNamespace, type NamespaceConfig } from '@sluice/flows';
+import { parseNamespaceConfig, validateFlowFile, type NamespaceConfig } from '@sluice/flows';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { checkName } from './names';
@@ -26,10 +26,9 @@ export function flowRoutes(ctx: PublicApiContext): Router {
     if (typeof req.body !== 'string' || req.body.trim() === '') {
       throw new HttpError(400, 'invalid_request', 'the body must be the flow YAML (Content-Type: application/yaml)');
     }
-    const parsed = parseFlow(req.body, { namespace, flowId });
+    // One pass reports every problem: shape, graph, templates and the merged executors.
+    const parsed = validateFlowFile(req.body, { namespace, flowId }, (await namespaceConfig(ctx, namespace)) ?? undefined);
     if (!parsed.ok) return void res.status(422).json({ errors: parsed.errors });
-    const merged = validateFlowAgainstNamespace(parsed.flow, (await namespaceConfig(ctx, namespace)) ?? undefined);
-    if (merged.length > 0) return void res.status(422).json({ errors: merged });
     const data = {
       source: req.body,
       definition: parsed.flow as unknown as object,

@@ -82,7 +82,8 @@ export const SECRET_ENCRYPTION_KEY_PREVIOUS = defineVar({
   schema: masterKey(),
   secret: true,
   aliasOf: 'SLUICE_MASTER_KEYS',
-  description: 'With SECRET_ENCRYPTION_KEY: an older key that still decrypts (SLUICE_MASTER_KEYS=<key>,<previous>).',
+  description:
+    'With SECRET_ENCRYPTION_KEY: an older key that still decrypts (SLUICE_MASTER_KEYS=<key>,<previous>).',
   apps: ['server'],
 });
 

@@ -35,7 +35,8 @@ export const DOCKER_EXECUTOR_HEARTBEAT_INTERVAL = defineVar({
   name: 'DOCKER_EXECUTOR_HEARTBEAT_INTERVAL',
   schema: duration(),
   default: '5s',
-  description: 'How often the docker executor heartbeats its running task runs (covers image pulls and container start).',
+  description:
+    'How often the docker executor heartbeats its running task runs (covers image pulls and container start).',
   apps: DOCKER,
 });
 
@@ -59,7 +60,8 @@ export const K8S_EXECUTOR_NAMESPACE = defineVar({
   name: 'K8S_EXECUTOR_NAMESPACE',
   schema: text(),
   default: 'default',
-  description: 'Namespace of the Jobs and Secrets of kubernetes task runs (the chart sets the release namespace).',
+  description:
+    'Namespace of the Jobs and Secrets of kubernetes task runs (the chart sets the release namespace).',
   apps: K8S,
 });
 
@@ -90,7 +92,8 @@ export const K8S_EXECUTOR_SERVER_ADDR = defineVar({
 export const K8S_EXECUTOR_JOB_WORKER_INTERVAL = defineVar({
   name: 'K8S_EXECUTOR_JOB_WORKER_INTERVAL',
   schema: duration(),
-  description: 'The kubernetes executor claims at most one task run per interval. Default: SLUICE_QUEUE_POLL_INTERVAL.',
+  description:
+    'The kubernetes executor claims at most one task run per interval. Default: SLUICE_QUEUE_POLL_INTERVAL.',
   apps: K8S,
 });
 
@@ -107,7 +110,8 @@ export const K8S_EXECUTOR_DEFAULT_CPU = defineVar({
   name: 'K8S_EXECUTOR_DEFAULT_CPU',
   schema: cpuQuantity(),
   default: '500m',
-  description: 'CPU of a kubernetes task when neither its block nor PIPELINE_RUNTIME_DEFAULT_CPU sets one (default chosen by Sluice).',
+  description:
+    'CPU of a kubernetes task when neither its block nor PIPELINE_RUNTIME_DEFAULT_CPU sets one (default chosen by Sluice).',
   apps: K8S,
 });
 
@@ -115,6 +119,7 @@ export const K8S_EXECUTOR_DEFAULT_MEMORY = defineVar({
   name: 'K8S_EXECUTOR_DEFAULT_MEMORY',
   schema: memoryQuantity(),
   default: '512Mi',
-  description: 'Memory of a kubernetes task when neither its block nor PIPELINE_RUNTIME_DEFAULT_MEMORY sets one (default chosen by Sluice).',
+  description:
+    'Memory of a kubernetes task when neither its block nor PIPELINE_RUNTIME_DEFAULT_MEMORY sets one (default chosen by Sluice).',
   apps: K8S,
 });

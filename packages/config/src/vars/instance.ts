@@ -1,5 +1,14 @@
 import { defineVar } from '../define';
-import { cpuQuantity, duration, executorSelection, httpUrl, int, list, memoryQuantity, text } from '../schemas';
+import {
+  cpuQuantity,
+  duration,
+  executorSelection,
+  httpUrl,
+  int,
+  list,
+  memoryQuantity,
+  text,
+} from '../schemas';
 
 /** Processes that run an instance: claim task runs and start executors. */
 const INSTANCES = ['server', 'docker-executor', 'k8s-executor'] as const;
@@ -36,7 +45,8 @@ export const SLUICE_K8S_MAX_JOBS = defineVar({
   name: 'SLUICE_K8S_MAX_JOBS',
   schema: int({ min: 0 }),
   default: '50',
-  description: 'Active kubernetes Jobs per pool over all instances, enforced inside the claim; 0 means no limit.',
+  description:
+    'Active kubernetes Jobs per pool over all instances, enforced inside the claim; 0 means no limit.',
   apps: ['server', 'k8s-executor'],
 });
 
@@ -69,7 +79,8 @@ export const EXECUTOR_API_TOKEN = defineVar({
   name: 'EXECUTOR_API_TOKEN',
   schema: text(),
   secret: true,
-  description: "Sent in X-Internal-Secret; the same value as the server's PIPELINE_EXECUTOR_API_TOKEN. Required.",
+  description:
+    "Sent in X-Internal-Secret; the same value as the server's PIPELINE_EXECUTOR_API_TOKEN. Required.",
   apps: REMOTE_EXECUTORS,
 });
 

@@ -25,7 +25,8 @@ export const PIPELINE_JOB_WATCHDOG_INTERVAL = defineVar({
   name: 'PIPELINE_JOB_WATCHDOG_INTERVAL',
   schema: duration(),
   default: '10s',
-  description: 'How often the watchdog fails task runs whose heartbeat is too old (default chosen by Sluice).',
+  description:
+    'How often the watchdog fails task runs whose heartbeat is too old (default chosen by Sluice).',
   apps: BACKGROUND,
 });
 
@@ -33,7 +34,8 @@ export const PIPELINE_HEARTBEAT_TIMEOUT = defineVar({
   name: 'PIPELINE_HEARTBEAT_TIMEOUT',
   schema: duration(),
   default: '30s',
-  description: 'A starting or running task run whose last heartbeat is older than this fails with reason `lost`.',
+  description:
+    'A starting or running task run whose last heartbeat is older than this fails with reason `lost`.',
   apps: BACKGROUND,
 });
 

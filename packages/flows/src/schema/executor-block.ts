@@ -4,8 +4,11 @@ import type { ExecutorField } from '../types';
 import { coded, describe } from '../zod-issues';
 import { POOL_PATTERN } from './fields';
 
-export const SELECTABLE_EXECUTOR_TYPES = ['process', 'docker', 'kubernetes'] as const satisfies
-  readonly SelectableExecutorType[];
+export const SELECTABLE_EXECUTOR_TYPES = [
+  'process',
+  'docker',
+  'kubernetes',
+] as const satisfies readonly SelectableExecutorType[];
 
 /**
  * The fields each executor type accepts. `process` runs on the host in a
@@ -17,7 +20,16 @@ export const SELECTABLE_EXECUTOR_TYPES = ['process', 'docker', 'kubernetes'] as 
 export const ACCEPTED_EXECUTOR_FIELDS: Record<SelectableExecutorType, readonly ExecutorField[]> = {
   process: ['type', 'pool'],
   docker: ['type', 'pool', 'image', 'inject_runner', 'resources', 'pull'],
-  kubernetes: ['type', 'pool', 'image', 'inject_runner', 'resources', 'node_selector', 'tolerations', 'service_account'],
+  kubernetes: [
+    'type',
+    'pool',
+    'image',
+    'inject_runner',
+    'resources',
+    'node_selector',
+    'tolerations',
+    'service_account',
+  ],
 };
 
 export function acceptsField(type: SelectableExecutorType, field: ExecutorField): boolean {

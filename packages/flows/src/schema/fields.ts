@@ -19,10 +19,9 @@ export const TaskId = z
  * A string that YAML may have typed as a number or boolean (`PORT: 8080`,
  * `command: [sleep, 5]`): taken as its text, which is what the author meant.
  */
-export const StringLike = z.union(
-  [z.string(), z.number().transform(String), z.boolean().transform(String)],
-  { error: 'expected a string' },
-);
+export const StringLike = z.union([z.string(), z.number().transform(String), z.boolean().transform(String)], {
+  error: 'expected a string',
+});
 
 /** A duration field, in milliseconds after parsing. */
 export function duration(options: { allowZero: boolean }) {
@@ -56,7 +55,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const EnvName = z
   .string()
-  .regex(ENV_NAME, 'an environment variable name has only letters, digits and "_" and does not start with a digit')
+  .regex(
+    ENV_NAME,
+    'an environment variable name has only letters, digits and "_" and does not start with a digit',
+  )
   .refine((name) => !name.startsWith('SLUICE_'), 'names starting with SLUICE_ are reserved for the runner');
 
 export const SecretRef = z.strictObject({ secret: z.string().min(1) });

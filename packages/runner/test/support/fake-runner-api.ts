@@ -1,10 +1,5 @@
-import {
-  createServer,
-  IncomingMessage,
-  Server,
-  ServerResponse,
-} from "node:http";
-import { AddressInfo } from "node:net";
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
 import {
   FENCE_HEADER,
   HeartbeatRequest,
@@ -17,7 +12,7 @@ import {
   RunnerTaskSpec,
   RUNNER_API_PREFIX,
   StartedRequest,
-} from "@sluice/protocol";
+} from '@sluice/protocol';
 
 /**
  * A runner API server for tests, faithful to the protocol schemas: every
@@ -26,7 +21,7 @@ import {
  * and log lines are de-duplicated by seq as the real server does.
  */
 export class FakeRunnerApi {
-  readonly token = "test-run-token-7f3a";
+  readonly token = 'test-run-token-7f3a';
   spec: RunnerTaskSpec;
   snapshot: Buffer | null = null;
   /** Heartbeat answer. */
@@ -37,6 +32,8 @@ export class FakeRunnerApi {
   rejectToken = false;
   /** The next N log batches are answered 500 (after being recorded in `logBatches`). */
   failLogBatches = 0;
+  /** Each log batch is answered after this long: a slow server. */
+  logDelayMs = 0;
 
   readonly problems: string[] = [];
   /** Every log batch as it arrived, failed ones included. */
@@ -50,7 +47,7 @@ export class FakeRunnerApi {
   result: ResultRequest | null = null;
 
   private server: Server | null = null;
-  url = "";
+  url = '';
 
   constructor(spec: RunnerTaskSpec) {
     this.spec = spec;
@@ -61,13 +58,11 @@ export class FakeRunnerApi {
       this.handle(req, res).catch((error: Error) => {
         this.problems.push(`handler crashed: ${error.message}`);
         send(res, 500, {
-          error: { code: "internal", message: "fake server crashed" },
+          error: { code: 'internal', message: 'fake server crashed' },
         });
       });
     });
-    await new Promise<void>((resolve) =>
-      this.server!.listen(0, "127.0.0.1", resolve),
-    );
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
@@ -82,140 +77,113 @@ export class FakeRunnerApi {
     return [...this.storedLines.values()].sort((a, b) => a.seq - b.seq);
   }
 
-  text(stream: LogLine["stream"]): string[] {
+  text(stream: LogLine['stream']): string[] {
     return this.lines()
       .filter((l) => l.stream === stream)
       .map((l) => l.line);
   }
 
-  async waitFor(
-    what: string,
-    predicate: () => boolean,
-    timeoutMs = 20_000,
-  ): Promise<void> {
+  async waitFor(what: string, predicate: () => boolean, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 
-  private async handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
-    if (
-      this.rejectToken ||
-      req.headers.authorization !== `Bearer ${this.token}`
-    ) {
+    if (this.rejectToken || req.headers.authorization !== `Bearer ${this.token}`) {
       return send(res, 401, {
-        error: { code: "unauthorized", message: "run token rejected" },
+        error: { code: 'unauthorized', message: 'run token rejected' },
       });
     }
     const prefix = `${RUNNER_API_PREFIX}/task-runs/${this.spec.taskRunId}/`;
-    const url = req.url ?? "";
-    if (!url.startsWith(prefix))
-      return send(res, 404, { error: { code: "not_found", message: url } });
-    const route = `${req.method} ${url.slice(prefix.length).replace(/^artifacts\/.*/, "artifacts/*")}`;
+    const url = req.url ?? '';
+    if (!url.startsWith(prefix)) return send(res, 404, { error: { code: 'not_found', message: url } });
+    const route = `${req.method} ${url.slice(prefix.length).replace(/^artifacts\/.*/, 'artifacts/*')}`;
 
     switch (route) {
-      case "GET spec":
+      case 'GET spec':
         return send(res, 200, RunnerTaskSpec.parse(this.spec));
-      case "GET snapshot":
+      case 'GET snapshot':
         if (!this.snapshot)
           return send(res, 404, {
-            error: { code: "not_found", message: "no snapshot" },
+            error: { code: 'not_found', message: 'no snapshot' },
           });
-        res
-          .writeHead(200, { "content-type": "application/gzip" })
-          .end(this.snapshot);
+        res.writeHead(200, { 'content-type': 'application/gzip' }).end(this.snapshot);
         return;
-      case "POST started": {
+      case 'POST started': {
         const request = this.parse(res, StartedRequest, body);
         if (!request || !this.fenceOk(res, request.fence)) return;
         this.startedPid = request.pid;
         return send(res, 200, { ok: true });
       }
-      case "POST logs": {
+      case 'POST logs': {
         const request = this.parse(res, LogBatchRequest, body);
         if (!request || !this.fenceOk(res, request.fence)) return;
+        if (this.logDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.logDelayMs));
         if (this.failLogBatches > 0) {
           this.failLogBatches--;
           this.logBatches.push({ status: 500, lines: request.lines });
           return send(res, 500, {
-            error: { code: "internal", message: "injected failure" },
+            error: { code: 'internal', message: 'injected failure' },
           });
         }
         this.logBatches.push({ status: 200, lines: request.lines });
         for (const line of request.lines)
-          if (!this.storedLines.has(line.seq))
-            this.storedLines.set(line.seq, line);
+          if (!this.storedLines.has(line.seq)) this.storedLines.set(line.seq, line);
         return send(res, 200, { accepted: request.lines.length });
       }
-      case "POST outputs": {
+      case 'POST outputs': {
         const request = this.parse(res, OutputsRequest, body);
         if (!request || !this.fenceOk(res, request.fence)) return;
         Object.assign(this.outputs, request.outputs);
         return send(res, 200, { ok: true });
       }
-      case "POST metrics": {
+      case 'POST metrics': {
         const request = this.parse(res, MetricsRequest, body);
         if (!request || !this.fenceOk(res, request.fence)) return;
         this.metrics.push(...request.metrics);
         return send(res, 200, { ok: true });
       }
-      case "PUT artifacts/*": {
+      case 'PUT artifacts/*': {
         if (!this.fenceOk(res, Number(req.headers[FENCE_HEADER]))) return;
-        if (Number(req.headers["content-length"]) !== body.length) {
-          this.problems.push(
-            `artifact ${url}: content-length does not match the body`,
-          );
+        if (Number(req.headers['content-length']) !== body.length) {
+          this.problems.push(`artifact ${url}: content-length does not match the body`);
         }
-        this.artifacts.set(
-          decodeURIComponent(url.slice(prefix.length + "artifacts/".length)),
-          body,
-        );
+        this.artifacts.set(decodeURIComponent(url.slice(prefix.length + 'artifacts/'.length)), body);
         return send(res, 200, { ok: true });
       }
-      case "POST heartbeat": {
+      case 'POST heartbeat': {
         const request = this.parse(res, HeartbeatRequest, body);
         if (!request) return;
         this.heartbeats++;
         if (this.staleFence)
           return send(res, 409, {
-            error: { code: "stale_fence", message: "stale" },
+            error: { code: 'stale_fence', message: 'stale' },
           });
         if (!this.fenceOk(res, request.fence)) return;
         return send(res, 200, { cancel: this.cancel });
       }
-      case "POST result": {
+      case 'POST result': {
         const request = this.parse(res, ResultRequest, body);
         if (!request || !this.fenceOk(res, request.fence)) return;
-        if (this.result) this.problems.push("result posted twice");
+        if (this.result) this.problems.push('result posted twice');
         this.result = request;
         const state =
-          request.stoppedBy === "cancel"
-            ? "CANCELLED"
-            : request.exitCode === 0
-              ? "SUCCEEDED"
-              : "FAILED";
+          request.stoppedBy === 'cancel' ? 'CANCELLED' : request.exitCode === 0 ? 'SUCCEEDED' : 'FAILED';
         return send(res, 200, { state });
       }
       default:
-        return send(res, 404, { error: { code: "not_found", message: route } });
+        return send(res, 404, { error: { code: 'not_found', message: route } });
     }
   }
 
-  private parse<T>(
-    res: ServerResponse,
-    schema: Schema<T>,
-    body: Buffer,
-  ): T | null {
+  private parse<T>(res: ServerResponse, schema: Schema<T>, body: Buffer): T | null {
     let json: unknown;
     try {
-      json = JSON.parse(body.toString("utf8"));
+      json = JSON.parse(body.toString('utf8'));
     } catch {
       json = undefined;
     }
@@ -224,8 +192,8 @@ export class FakeRunnerApi {
     this.problems.push(`invalid body: ${parsed.error.message}`);
     send(res, 400, {
       error: {
-        code: "invalid_body",
-        message: "body does not match the schema",
+        code: 'invalid_body',
+        message: 'body does not match the schema',
       },
     });
     return null;
@@ -234,22 +202,20 @@ export class FakeRunnerApi {
   private fenceOk(res: ServerResponse, fence: number): boolean {
     if (fence === this.spec.fence) return true;
     send(res, 409, {
-      error: { code: "stale_fence", message: `fence ${fence} is stale` },
+      error: { code: 'stale_fence', message: `fence ${fence} is stale` },
     });
     return false;
   }
 }
 
-export function taskSpec(
-  overrides: Partial<RunnerTaskSpec> = {},
-): RunnerTaskSpec {
+export function taskSpec(overrides: Partial<RunnerTaskSpec> = {}): RunnerTaskSpec {
   return {
-    taskRunId: "tr-test",
-    executionId: "ex-test",
-    taskId: "task",
+    taskRunId: 'tr-test',
+    executionId: 'ex-test',
+    taskId: 'task',
     attempt: 1,
     fence: 3,
-    task: { type: "command", command: ["true"] },
+    task: { type: 'command', command: ['true'] },
     env: {},
     timeoutMs: 60_000,
     heartbeatIntervalMs: 100,
@@ -267,23 +233,18 @@ export function taskSpec(
 
 /** The part of a zod schema used here (the runner package does not depend on zod itself). */
 interface Schema<T> {
-  safeParse(
-    value: unknown,
-  ):
-    { success: true; data: T } | { success: false; error: { message: string } };
+  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } };
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
-  res
-    .writeHead(status, { "content-type": "application/json" })
-    .end(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
   });
 }

@@ -1,11 +1,11 @@
-import { runTask } from "@sluice/runner";
+import { runTask } from '@sluice/runner';
 
 /** `sluice exec` in a process of its own, for tests that signal the runner. */
 const env = process.env;
 runTask({
-  apiUrl: env.SLUICE_API_URL ?? "",
-  runToken: env.SLUICE_RUN_TOKEN ?? "",
-  taskRunId: env.SLUICE_TASK_RUN_ID ?? "",
+  apiUrl: env.SLUICE_API_URL ?? '',
+  runToken: env.SLUICE_RUN_TOKEN ?? '',
+  taskRunId: env.SLUICE_TASK_RUN_ID ?? '',
 }).then(
   ({ exitCode }) => process.exit(exitCode),
   (error: Error) => {

@@ -1,0 +1,36 @@
+import { PassThrough } from 'node:stream';
+import { main } from '../src/main';
+
+function io(env: NodeJS.ProcessEnv = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: string[] = [];
+  const err: string[] = [];
+  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
+  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
+  return { io: { env, stdout, stderr }, out: () => out.join(''), err: () => err.join('') };
+}
+
+const EXECUTOR = { EXECUTOR_API_URL: 'http://sluice-internal:8081', EXECUTOR_API_TOKEN: 'shared-token' };
+
+describe('sluice k8s-executor', () => {
+  it('prints usage and the variables it reads for --help', async () => {
+    const run = io();
+    expect(await main(['k8s-executor', '--help'], run.io)).toBe(0);
+    expect(run.out()).toContain('Usage: sluice k8s-executor');
+    expect(run.out()).toContain('K8S_EXECUTOR_OWNER_ID_PREFIX');
+    expect(run.out()).not.toContain('DOCKER_EXECUTOR_OWNER_ID');
+  });
+
+  it('refuses to start without an owner ID, naming both ways to set it', async () => {
+    const run = io({ ...EXECUTOR });
+    expect(await main(['k8s-executor'], run.io)).toBe(2);
+    expect(run.err()).toContain('K8S_EXECUTOR_OWNER_ID or K8S_EXECUTOR_OWNER_ID_PREFIX');
+  });
+
+  it('exits 2 saying what is not available yet once the configuration is valid', async () => {
+    const run = io({ ...EXECUTOR, K8S_EXECUTOR_OWNER_ID_PREFIX: 'blue', HOSTNAME: 'sluice-k8s-executor-0' });
+    expect(await main(['k8s-executor'], run.io)).toBe(2);
+    expect(run.err()).toContain('kubernetes executor issue');
+  });
+});

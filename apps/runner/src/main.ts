@@ -1,0 +1,88 @@
+import { parseRunnerEnv } from '@sluice/config';
+import { runnerInstall, RunnerInstallUnavailableError, runTask } from '@sluice/runner';
+
+const USAGE = `Usage: sluice <command>
+
+Commands:
+  exec                 run the task of one task run (the runner, started by an executor)
+  runner-install DIR   copy the runner binary into DIR (the kubernetes init container)
+  help                 show this text
+
+Environment of exec:
+  SLUICE_API_URL       base URL of a server's internal API
+  SLUICE_RUN_TOKEN     the task run's token for the runner API
+  SLUICE_TASK_RUN_ID   the task run to run
+`;
+
+export interface MainIo {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const processIo: MainIo = {
+  env: process.env,
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/** Exit codes: the task's own for exec; 1 when the runner failed; 2 for a usage or configuration error. */
+export async function main(argv: string[], io: MainIo = processIo): Promise<number> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'exec':
+      return exec(io);
+    case 'runner-install':
+      return install(args[0], io);
+    case 'help':
+    case '--help':
+    case '-h':
+      io.stdout(USAGE);
+      return 0;
+    case undefined:
+      io.stderr(USAGE);
+      return 2;
+    default:
+      io.stderr(`sluice: unknown command ${command}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function exec(io: MainIo): Promise<number> {
+  let env;
+  try {
+    env = parseRunnerEnv(io.env);
+  } catch (error) {
+    io.stderr(`sluice exec: ${(error as Error).message}\n`);
+    return 2;
+  }
+  try {
+    const { exitCode } = await runTask({
+      ...env,
+      env: io.env,
+      log: (message) => io.stderr(`sluice exec: ${message}\n`),
+    });
+    return exitCode;
+  } catch (error) {
+    io.stderr(`sluice exec: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function install(targetDir: string | undefined, io: MainIo): Promise<number> {
+  if (!targetDir) {
+    io.stderr(`sluice runner-install: the target directory is required\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    await runnerInstall(targetDir);
+    return 0;
+  } catch (error) {
+    io.stderr(`sluice runner-install: ${(error as Error).message}\n`);
+    return error instanceof RunnerInstallUnavailableError ? error.exitCode : 1;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
+}

@@ -1,0 +1,83 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main, MainIo } from '../src/main';
+
+function io(env: Record<string, string | undefined> = {}): MainIo & { out: string; err: string } {
+  const captured = {
+    env,
+    out: '',
+    err: '',
+    stdout: (text: string) => void (captured.out += text),
+    stderr: (text: string) => void (captured.err += text),
+  };
+  return captured;
+}
+
+test('help lists the commands and the three variables of exec', async () => {
+  const term = io();
+  expect(await main(['--help'], term)).toBe(0);
+  for (const word of [
+    'exec',
+    'runner-install DIR',
+    'SLUICE_API_URL',
+    'SLUICE_RUN_TOKEN',
+    'SLUICE_TASK_RUN_ID',
+  ]) {
+    expect(term.out).toContain(word);
+  }
+});
+
+test('no command, or an unknown one, is a usage error', async () => {
+  const none = io();
+  expect(await main([], none)).toBe(2);
+  expect(none.err).toContain('Usage: sluice <command>');
+  const unknown = io();
+  expect(await main(['serve'], unknown)).toBe(2);
+  expect(unknown.err).toContain('unknown command serve');
+});
+
+test('exec without its variables names each missing one and exits 2', async () => {
+  const term = io({ SLUICE_API_URL: 'http://127.0.0.1:1', SLUICE_TASK_RUN_ID: '' });
+  expect(await main(['exec'], term)).toBe(2);
+  expect(term.err).toContain('SLUICE_RUN_TOKEN: is required');
+  expect(term.err).toContain('SLUICE_TASK_RUN_ID: must not be empty');
+  expect(term.err).not.toContain('SLUICE_API_URL');
+});
+
+test('exec with a rejected run token exits non-zero with a clear message and no token in it', async () => {
+  const server = createServer((req, res) => {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 'unauthorized', message: 'run token rejected' } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const token = 'eyJ.secret.token';
+  const term = io({
+    SLUICE_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    SLUICE_RUN_TOKEN: token,
+    SLUICE_TASK_RUN_ID: 'tr-1',
+  });
+  try {
+    expect(await main(['exec'], term)).toBe(1);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+  expect(term.err).toBe(
+    'sluice exec: runner API getSpec: 401, the run token was rejected (wrong, expired, or the task run has ended)\n',
+  );
+  expect(term.err).not.toContain(token);
+});
+
+test('runner-install refuses with exit 2 until the self-contained binary exists, and writes nothing', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
+  try {
+    const term = io();
+    expect(await main(['runner-install', dir], term)).toBe(2);
+    expect(term.err).toMatch(/self-contained runner binary arrives with the docker\/kubernetes executor/);
+    expect(await readdir(dir)).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * The single `sluice` entry point for people who run the source
+ * (`pnpm sluice <command>`). It requires only the app of the chosen command —
+ * the process executor starts `sluice exec` for every task, so start-up time
+ * matters — and exits with the code that app's main() returns.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+
+/** command → [app directory, one-line summary] */
+const COMMANDS = {
+  server: ['server', 'Public API and UI plus the internal API; with --standalone, everything in one process'],
+  token: ['server', 'Create a user token: sluice token create --workspace W --user U --role admin|member'],
+  jobs: ['jobs', 'Scheduler, watchdog, retention and event consumers (distributed mode)'],
+  'docker-executor': [
+    'docker-executor',
+    'An instance running docker tasks, talking to a server over the internal API',
+  ],
+  'k8s-executor': ['k8s-executor', 'An instance running kubernetes tasks as Jobs'],
+  exec: ['runner', 'The runner: runs one task run inside its process, container or pod'],
+  'runner-install': ['runner', 'Copy the runner into a directory (the kubernetes init container)'],
+};
+
+function usage() {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const lines = Object.entries(COMMANDS).map(([name, [, summary]]) => `  ${name.padEnd(width)}  ${summary}`);
+  return `Usage: sluice <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun sluice <command> --help for its options and environment variables.\n`;
+}
+
+function run(argv) {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(usage());
+    return Promise.resolve(command === undefined ? 2 : 0);
+  }
+  const entry = COMMANDS[command];
+  if (!Object.prototype.hasOwnProperty.call(COMMANDS, command) || !entry) {
+    process.stderr.write(`sluice: unknown command ${JSON.stringify(command)}\n\n${usage()}`);
+    return Promise.resolve(2);
+  }
+  const main = path.join(root, 'apps', entry[0], 'dist', 'main.js');
+  if (!fs.existsSync(main)) {
+    process.stderr.write(
+      `sluice ${command}: ${path.relative(root, main)} is missing; run \`pnpm build\` first\n`,
+    );
+    return Promise.resolve(1);
+  }
+  const app = require(main);
+  if (typeof app.main !== 'function') {
+    process.stderr.write(`sluice ${command}: ${path.relative(root, main)} does not export main(argv)\n`);
+    return Promise.resolve(1);
+  }
+  return app.main([command, ...rest]);
+}
+
+run(process.argv.slice(2)).then(
+  (code) => process.exit(typeof code === 'number' ? code : 0),
+  (error) => {
+    process.stderr.write(`sluice: ${error && error.stack ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

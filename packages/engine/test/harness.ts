@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import { claimTaskRuns, createPool, listTaskRunsOfExecution, type TaskRunRow } from '@sluice/claim-store';
+import { parseFlow } from '@sluice/flows';
+import { SecretKeyring } from '@sluice/secrets';
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { DEFAULT_ENGINE_SETTINGS, Engine, type EngineSettings } from '@sluice/engine';
+
+export interface EngineHarness {
+  db: TestDatabase;
+  pool: Pool;
+  engine: Engine;
+  queuedSignals: number;
+  storeFlow(flowId: string, yaml: string, namespace?: string): Promise<void>;
+  claimAll(executorTypes?: Array<'process' | 'inline'>): Promise<TaskRunRow[]>;
+  runsOf(executionId: string): Promise<TaskRunRow[]>;
+  close(): Promise<void>;
+}
+
+export async function startEngine(settings: Partial<EngineSettings> = {}): Promise<EngineHarness> {
+  const db = await createTestDatabase();
+  const pool = createPool(db.url);
+  const h: EngineHarness = {
+    db,
+    pool,
+    queuedSignals: 0,
+    engine: undefined as unknown as Engine,
+    async storeFlow(flowId, yaml, namespace = 'ns') {
+      const parsed = parseFlow(yaml, { namespace, flowId });
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+      await pool.query(
+        `INSERT INTO flows (namespace, flow_id, source, definition) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (namespace, flow_id) DO UPDATE SET source = EXCLUDED.source, definition = EXCLUDED.definition`,
+        [namespace, flowId, yaml, JSON.stringify(parsed.flow)],
+      );
+    },
+    claimAll: (executorTypes = ['process', 'inline']) =>
+      claimTaskRuns(pool, { ownerId: 'test', executorTypes, pools: ['default'], limit: 100 }),
+    runsOf: (executionId) => listTaskRunsOfExecution(pool, executionId),
+    async close() {
+      await pool.end();
+      await db.drop();
+    },
+  };
+  h.engine = new Engine({
+    pool,
+    keyring: new SecretKeyring([randomBytes(32)]),
+    settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: 'engine-test-secret-123456', ...settings },
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    onQueued: () => {
+      h.queuedSignals += 1;
+    },
+  });
+  return h;
+}
+
+export function succeed(h: EngineHarness, run: TaskRunRow, exitCode = 0) {
+  return h.engine.finishTaskRun({
+    taskRunId: run.id,
+    fence: run.fence,
+    state: exitCode === 0 ? 'SUCCEEDED' : 'FAILED',
+    reason: exitCode === 0 ? null : 'exit_code',
+    exitCode,
+  });
+}
