@@ -273,6 +273,7 @@ export class RunnerClient {
 
   private async request<T>(call: string, attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
     const startedAt = Date.now();
+    let previous: RunnerApiError | null = null;
     for (let n = 1; ; n++) {
       let failure: RunnerApiError;
       let retryAfterMs = 0;
@@ -284,11 +285,13 @@ export class RunnerClient {
       } catch (error) {
         if (signal?.aborted) throw error;
         if (error instanceof NotResendable) {
-          throw new RunnerApiError(call, null, null, 'the body stream was used up by a failed attempt');
+          const detail = `${previous?.detail ?? 'failed'}; not retried: the body stream was used up`;
+          throw new RunnerApiError(call, previous?.status ?? null, previous?.code ?? null, detail);
         }
         if (!isTransient(error)) throw error;
         failure = new RunnerApiError(call, null, null, `no answer (${describeNetworkError(error)})`);
       }
+      previous = failure;
       const elapsed = Date.now() - startedAt;
       const backoff = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (n - 1));
       const delay = Math.min(
@@ -360,22 +363,12 @@ export class RunnerClient {
       `${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`,
     );
     if (!RETRYABLE_STATUS(res.status)) throw failure;
-    return {
-      done: false,
-      failure,
-      retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
-    };
+    return { done: false, failure, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) };
   }
 }
 
-function jsonBody(payload: unknown): {
-  body: string;
-  headers: Record<string, string>;
-} {
-  return {
-    body: JSON.stringify(payload),
-    headers: { 'content-type': 'application/json' },
-  };
+function jsonBody(payload: unknown): { body: string; headers: Record<string, string> } {
+  return { body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } };
 }
 
 async function readErrorBody(res: Response): Promise<{ code: string | null; message: string | null }> {

@@ -52,12 +52,7 @@ export class LogShipper {
 
   write(stream: LogStream, line: string): void {
     if (this.abandoned) return;
-    this.queue.push({
-      seq: this.nextSeq++,
-      stream,
-      line,
-      ts: new Date().toISOString(),
-    });
+    this.queue.push({ seq: this.nextSeq++, stream, line, ts: new Date().toISOString() });
     if (this.timer && this.queue.length >= this.batchLines) this.kick();
     if (!this.paused && this.queue.length >= this.maxQueuedLines) {
       this.paused = true;
@@ -107,8 +102,8 @@ export class LogShipper {
   }
 
   private kick(): void {
-    if (this.inflight || this.abandoned || this.queue.length === 0 || Date.now() < this.retryNotBefore)
-      return;
+    const idle = !this.inflight && !this.abandoned && this.queue.length > 0;
+    if (!idle || Date.now() < this.retryNotBefore) return;
     this.inflight = this.sendHead().finally(() => {
       this.inflight = null;
       if (this.timer && this.queue.length >= this.batchLines) this.kick();

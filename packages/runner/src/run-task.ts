@@ -35,11 +35,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
   const log = options.log ?? ((message: string) => process.stderr.write(`sluice exec: ${message}\n`));
   const client =
     options.client ??
-    new RunnerClient({
-      apiUrl: options.apiUrl,
-      runToken: options.runToken,
-      taskRunId: options.taskRunId,
-    });
+    new RunnerClient({ apiUrl: options.apiUrl, runToken: options.runToken, taskRunId: options.taskRunId });
   const spec = await client.getSpec();
   if (spec.taskRunId !== options.taskRunId) {
     throw new Error(`the spec is for task run ${spec.taskRunId}, not ${options.taskRunId}`);

@@ -38,10 +38,7 @@ export class TaskProcess {
   private drainTimer: NodeJS.Timeout | null = null;
 
   private constructor(
-    private readonly child: ChildProcess & {
-      stdout: Readable;
-      stderr: Readable;
-    },
+    private readonly child: ChildProcess & { stdout: Readable; stderr: Readable },
     readonly pid: number,
     options: SpawnTaskOptions,
   ) {

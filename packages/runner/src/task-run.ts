@@ -97,8 +97,9 @@ export class TaskRun {
       this.heartbeats.stop();
       if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
       this.shipper.abandon();
-      if (dirs)
+      if (dirs) {
         await removeRunDirs(dirs).catch((e: Error) => this.options.log(`work dir not removed: ${e.message}`));
+      }
     }
   }
 
@@ -120,10 +121,9 @@ export class TaskRun {
 
     const env = buildChildEnv(this.options.env, spec, dirs);
     const command = resolveTaskCommand(spec.task, dirs.work, env.PATH ?? '');
-    if (command.scriptFile)
-      await writeFile(command.scriptFile.path, command.scriptFile.body, {
-        mode: 0o700,
-      });
+    if (command.scriptFile) {
+      await writeFile(command.scriptFile.path, command.scriptFile.body, { mode: 0o700 });
+    }
 
     const maxLine = spec.limits.logLineMaxBytes;
     const splitters: Record<OutputStream, LineSplitter> = {
@@ -231,10 +231,7 @@ export class TaskRun {
     return result.exitCode;
   }
 
-  private describe(outcome: Outcome): {
-    request: ResultInput;
-    exitCode: number;
-  } {
+  private describe(outcome: Outcome): { request: ResultInput; exitCode: number } {
     const stoppedBy = this.stopReason;
     const stopped =
       stoppedBy === 'cancel'
@@ -243,10 +240,7 @@ export class TaskRun {
           ? `timed out after ${this.spec.timeoutMs} ms`
           : null;
     if (!outcome.started) {
-      return {
-        request: { exitCode: null, stoppedBy, error: outcome.error || stopped },
-        exitCode: 1,
-      };
+      return { request: { exitCode: null, stoppedBy, error: outcome.error || stopped }, exitCode: 1 };
     }
     const { code, signal } = outcome.exit;
     let exitCode: number;

@@ -60,12 +60,7 @@ test("a command's stdout and stderr arrive complete, in order, with gap-free seq
   expect(api.text('stderr')).toEqual(Array.from({ length: 300 }, (_, i) => `err-${i + 1}`));
   expect(api.text('system')[0]).toMatch(/^task started \(pid \d+\)$/);
   expect(api.startedPid).toEqual(expect.any(Number));
-  expect(api.result).toEqual({
-    fence: 3,
-    exitCode: 0,
-    stoppedBy: null,
-    error: null,
-  });
+  expect(api.result).toEqual({ fence: 3, exitCode: 0, stoppedBy: null, error: null });
 });
 
 test('a long line is cut at the limit and marked', async () => {
@@ -97,11 +92,7 @@ test('outputs, metrics and artifacts the task writes are delivered, the ones ove
   const { exitCode } = await run(sh(script));
 
   expect(exitCode).toBe(3);
-  expect(api.result).toMatchObject({
-    exitCode: 3,
-    stoppedBy: null,
-    error: 'exit code 3',
-  });
+  expect(api.result).toMatchObject({ exitCode: 3, stoppedBy: null, error: 'exit code 3' });
   expect(api.outputs).toEqual({ rows: '42', path: '/a=b' });
   expect(api.metrics).toEqual([
     { name: 'rows_read', value: 42, tags: { table: 'users' } },
@@ -129,13 +120,7 @@ test('the task sees its own environment and not the runner’s other variables',
     SLUICE_RUN_TOKEN: api.token,
     SLUICE_API_URL: api.url,
   };
-  await run(
-    {
-      ...sh('env | sort'),
-      env: { API_TOKEN: 'from-the-spec', HOME: '/home/task' },
-    },
-    runnerEnv,
-  );
+  await run({ ...sh('env | sort'), env: { API_TOKEN: 'from-the-spec', HOME: '/home/task' } }, runnerEnv);
 
   const env = new Map(
     api.text('stdout').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
@@ -226,9 +211,7 @@ test('a snapshot entry escaping the work dir fails the task run before it starts
 });
 
 test('a command that is not on PATH is reported as the result', async () => {
-  const { exitCode } = await run({
-    task: { type: 'command', command: ['no-such-command-sluice'] },
-  });
+  const { exitCode } = await run({ task: { type: 'command', command: ['no-such-command-sluice'] } });
 
   expect(exitCode).toBe(1);
   expect(api.result).toMatchObject({

@@ -46,10 +46,7 @@ const GROUP_TASK = `
 
 test('a cancel from the heartbeat sends SIGTERM to the whole process group', async () => {
   const mark = join(dir, 'grandchild-got-term');
-  const done = run({
-    task: { type: 'command', command: ['sh', '-c', GROUP_TASK] },
-    env: { MARK: mark },
-  });
+  const done = run({ task: { type: 'command', command: ['sh', '-c', GROUP_TASK] }, env: { MARK: mark } });
   await api.waitFor('the task to be ready', () =>
     ['ready', 'grandchild-ready'].every((l) => api.text('stdout').includes(l)),
   );
@@ -58,11 +55,7 @@ test('a cancel from the heartbeat sends SIGTERM to the whole process group', asy
   const { exitCode } = await done;
 
   expect(exitCode).toBe(0);
-  expect(api.result).toMatchObject({
-    exitCode: 0,
-    stoppedBy: 'cancel',
-    error: 'cancelled',
-  });
+  expect(api.result).toMatchObject({ exitCode: 0, stoppedBy: 'cancel', error: 'cancelled' });
   expect(api.text('stdout')).toContain('got-term');
   expect(api.text('system')).toContain("cancel requested; sending SIGTERM to the task's process group");
   expect(await readFile(mark, 'utf8')).toBe('grandchild\n');
@@ -70,10 +63,7 @@ test('a cancel from the heartbeat sends SIGTERM to the whole process group', asy
 
 test('a task that ignores SIGTERM is killed after the grace period', async () => {
   const done = run({
-    task: {
-      type: 'command',
-      command: ['sh', '-c', 'trap "" TERM; echo ready; while :; do sleep 1; done'],
-    },
+    task: { type: 'command', command: ['sh', '-c', 'trap "" TERM; echo ready; while :; do sleep 1; done'] },
     cancelGraceMs: 500,
   });
   await api.waitFor('the task to be ready', () => api.text('stdout').includes('ready'));
@@ -93,10 +83,7 @@ test('a task that ignores SIGTERM is killed after the grace period', async () =>
 });
 
 test('the task timeout stops the task and is reported as such', async () => {
-  const { exitCode } = await run({
-    task: { type: 'command', command: ['sleep', '30'] },
-    timeoutMs: 300,
-  });
+  const { exitCode } = await run({ task: { type: 'command', command: ['sleep', '30'] }, timeoutMs: 300 });
 
   expect(exitCode).toBe(143);
   expect(api.result).toMatchObject({
@@ -111,10 +98,7 @@ test('the task timeout stops the task and is reported as such', async () => {
 
 test('a stale fence on heartbeat stops the task and posts no result', async () => {
   const mark = join(dir, 'grandchild-got-term');
-  const done = run({
-    task: { type: 'command', command: ['sh', '-c', GROUP_TASK] },
-    env: { MARK: mark },
-  });
+  const done = run({ task: { type: 'command', command: ['sh', '-c', GROUP_TASK] }, env: { MARK: mark } });
   await api.waitFor('the task to be ready', () =>
     ['ready', 'grandchild-ready'].every((l) => api.text('stdout').includes(l)),
   );

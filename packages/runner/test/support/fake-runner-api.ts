@@ -57,9 +57,7 @@ export class FakeRunnerApi {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         this.problems.push(`handler crashed: ${error.message}`);
-        send(res, 500, {
-          error: { code: 'internal', message: 'fake server crashed' },
-        });
+        send(res, 500, { error: { code: 'internal', message: 'fake server crashed' } });
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -94,9 +92,7 @@ export class FakeRunnerApi {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
     if (this.rejectToken || req.headers.authorization !== `Bearer ${this.token}`) {
-      return send(res, 401, {
-        error: { code: 'unauthorized', message: 'run token rejected' },
-      });
+      return send(res, 401, { error: { code: 'unauthorized', message: 'run token rejected' } });
     }
     const prefix = `${RUNNER_API_PREFIX}/task-runs/${this.spec.taskRunId}/`;
     const url = req.url ?? '';
@@ -107,10 +103,7 @@ export class FakeRunnerApi {
       case 'GET spec':
         return send(res, 200, RunnerTaskSpec.parse(this.spec));
       case 'GET snapshot':
-        if (!this.snapshot)
-          return send(res, 404, {
-            error: { code: 'not_found', message: 'no snapshot' },
-          });
+        if (!this.snapshot) return send(res, 404, { error: { code: 'not_found', message: 'no snapshot' } });
         res.writeHead(200, { 'content-type': 'application/gzip' }).end(this.snapshot);
         return;
       case 'POST started': {
@@ -126,9 +119,7 @@ export class FakeRunnerApi {
         if (this.failLogBatches > 0) {
           this.failLogBatches--;
           this.logBatches.push({ status: 500, lines: request.lines });
-          return send(res, 500, {
-            error: { code: 'internal', message: 'injected failure' },
-          });
+          return send(res, 500, { error: { code: 'internal', message: 'injected failure' } });
         }
         this.logBatches.push({ status: 200, lines: request.lines });
         for (const line of request.lines)
@@ -159,10 +150,7 @@ export class FakeRunnerApi {
         const request = this.parse(res, HeartbeatRequest, body);
         if (!request) return;
         this.heartbeats++;
-        if (this.staleFence)
-          return send(res, 409, {
-            error: { code: 'stale_fence', message: 'stale' },
-          });
+        if (this.staleFence) return send(res, 409, { error: { code: 'stale_fence', message: 'stale' } });
         if (!this.fenceOk(res, request.fence)) return;
         return send(res, 200, { cancel: this.cancel });
       }
@@ -190,20 +178,13 @@ export class FakeRunnerApi {
     const parsed = schema.safeParse(json);
     if (parsed.success) return parsed.data;
     this.problems.push(`invalid body: ${parsed.error.message}`);
-    send(res, 400, {
-      error: {
-        code: 'invalid_body',
-        message: 'body does not match the schema',
-      },
-    });
+    send(res, 400, { error: { code: 'invalid_body', message: 'body does not match the schema' } });
     return null;
   }
 
   private fenceOk(res: ServerResponse, fence: number): boolean {
     if (fence === this.spec.fence) return true;
-    send(res, 409, {
-      error: { code: 'stale_fence', message: `fence ${fence} is stale` },
-    });
+    send(res, 409, { error: { code: 'stale_fence', message: `fence ${fence} is stale` } });
     return false;
   }
 }
