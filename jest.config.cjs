@@ -1,5 +1,8 @@
 /** One jest run over every package and app; PostgreSQL is started once in global setup. */
-const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j|mj)s$': swc },

@@ -40,19 +40,23 @@ export async function main(): Promise<void> {
   await migrate(url);
   const secret = randomBytes(32).toString('hex');
   const [httpPort, internalPort] = [await freePort(), await freePort()];
-  const server = spawn(process.execPath, [path.join(root, 'apps/server/dist/main.js'), 'server', '--standalone'], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      SLUICE_DATABASE_URL: url,
-      AUTH_JWT_SECRET: secret,
-      SLUICE_MASTER_KEYS: randomBytes(32).toString('base64'),
-      HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
-      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
-      LOG_LEVEL: 'warn',
+  const server = spawn(
+    process.execPath,
+    [path.join(root, 'apps/server/dist/main.js'), 'server', '--standalone'],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        SLUICE_DATABASE_URL: url,
+        AUTH_JWT_SECRET: secret,
+        SLUICE_MASTER_KEYS: randomBytes(32).toString('base64'),
+        HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
+        INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   const api = `http://127.0.0.1:${httpPort}/api/v1`;
   const token = await createUserToken(secret, { user: 'bench', workspace: 'bench', role: 'admin' });
   const headers = { authorization: `Bearer ${token}` };
@@ -85,7 +89,8 @@ export async function main(): Promise<void> {
         );
         const row = r.rows[0];
         if (row && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(row.state)) {
-          if (row.state !== 'SUCCEEDED' || row.ms === null) throw new Error(`execution ${id} ended ${row.state}`);
+          if (row.state !== 'SUCCEEDED' || row.ms === null)
+            throw new Error(`execution ${id} ended ${row.state}`);
           pickup.push(Number(row.ms));
           break;
         }
@@ -117,4 +122,3 @@ export async function main(): Promise<void> {
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`written ${path.relative(root, file)}`);
 }
-

@@ -36,7 +36,14 @@ function table(vars) {
   return ['| Variable | Default | Read by | Description |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-function main() {
+/** The table as `pnpm format` would write it, so formatting the README never makes it stale. */
+async function formatted(markdown) {
+  const prettier = require('prettier');
+  const options = (await prettier.resolveConfig(readmePath)) || {};
+  return (await prettier.format(markdown, { ...options, parser: 'markdown' })).trimEnd();
+}
+
+async function main() {
   if (!fs.existsSync(distPath)) {
     process.stderr.write(
       `config-table: ${path.relative(root, distPath)} is missing; run \`pnpm build\` first\n`,
@@ -44,7 +51,7 @@ function main() {
     return 1;
   }
   const { allVars } = require(distPath);
-  const block = `${START}\n${table(allVars())}\n${END}`;
+  const block = `${START}\n${await formatted(table(allVars()))}\n${END}`;
   const current = fs.existsSync(readmePath)
     ? fs.readFileSync(readmePath, 'utf8')
     : `# Sluice\n\n## Environment variables\n\n${START}\n${END}\n`;
@@ -65,4 +72,12 @@ function main() {
   return 0;
 }
 
-process.exitCode = main();
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`config-table: ${error && error.stack ? error.stack : error}\n`);
+    process.exitCode = 1;
+  },
+);

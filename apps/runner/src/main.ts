@@ -1,5 +1,4 @@
-import { parseRunnerEnv } from '@sluice/config';
-import { runnerInstall, RunnerInstallUnavailableError, runTask } from '@sluice/runner';
+import { runExecCommand, runnerInstall, RunnerInstallUnavailableError } from '@sluice/runner';
 
 const USAGE = `Usage: sluice <command>
 
@@ -31,7 +30,11 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
   const [command, ...args] = argv;
   switch (command) {
     case 'exec':
-      return exec(io);
+      if (args.includes('--help') || args.includes('-h')) {
+        io.stdout(USAGE);
+        return 0;
+      }
+      return runExecCommand(io);
     case 'runner-install':
       return install(args[0], io);
     case 'help':
@@ -45,27 +48,6 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
     default:
       io.stderr(`sluice: unknown command ${command}\n\n${USAGE}`);
       return 2;
-  }
-}
-
-async function exec(io: MainIo): Promise<number> {
-  let env;
-  try {
-    env = parseRunnerEnv(io.env);
-  } catch (error) {
-    io.stderr(`sluice exec: ${(error as Error).message}\n`);
-    return 2;
-  }
-  try {
-    const { exitCode } = await runTask({
-      ...env,
-      env: io.env,
-      log: (message) => io.stderr(`sluice exec: ${message}\n`),
-    });
-    return exitCode;
-  } catch (error) {
-    io.stderr(`sluice exec: ${(error as Error).message}\n`);
-    return 1;
   }
 }
 

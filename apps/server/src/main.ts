@@ -1,4 +1,4 @@
-import { ConfigError, parseEnv, parseRunnerEnv } from '@sluice/config';
+import { ConfigError, parseEnv } from '@sluice/config';
 
 // Each command loads only what it uses: `exec` starts once per task run on the
 // process executor, and must not pay for express, Prisma and the engine.
@@ -54,10 +54,8 @@ async function serverCommand(args: string[]): Promise<number> {
 }
 
 async function execCommand(): Promise<number> {
-  const env = parseRunnerEnv(process.env);
-  const { runTask } = await import('@sluice/runner');
-  const result = await runTask({ apiUrl: env.apiUrl, runToken: env.runToken, taskRunId: env.taskRunId });
-  return result.exitCode;
+  const { runExecCommand } = await import('@sluice/runner');
+  return runExecCommand({ env: process.env, stderr: (text) => process.stderr.write(text) });
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -84,7 +82,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n`);
       return 2;
     }
-    process.stderr.write(`sluice ${command}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `sluice ${command}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     return 1;
   }
 }

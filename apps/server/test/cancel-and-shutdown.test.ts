@@ -53,7 +53,10 @@ tasks:
 `;
     expect((await api.putFlow('demo', 'sleepy', flow)).status).toBe(200);
     const id = await api.run('demo', 'sleepy');
-    const running = await api.waitFor(id, (e) => e.taskRuns?.length === 2 && e.taskRuns.every((r: any) => r.state === 'RUNNING'));
+    const running = await api.waitFor(
+      id,
+      (e) => e.taskRuns?.length === 2 && e.taskRuns.every((r) => r.state === 'RUNNING'),
+    );
     // Both printed "ready": their traps are installed.
     for (const run of running.taskRuns) {
       await waitUntil('ready line', async () => (await api.logs(run.id)).some((l) => l.line === 'ready'));
@@ -63,7 +66,10 @@ tasks:
     const cancel = await api.call('POST', `/api/v1/executions/${id}/cancel`);
     expect(cancel.status).toBe(202);
 
-    await waitUntil('TERM in the group', () => existsSync(join(marks, 'parent-term')) && existsSync(join(marks, 'child-term')));
+    await waitUntil(
+      'TERM in the group',
+      () => existsSync(join(marks, 'parent-term')) && existsSync(join(marks, 'child-term')),
+    );
     expect(readFileSync(join(marks, 'child-term'), 'utf8').trim()).toBe('child');
 
     const done = await api.waitFor(id, ended, 40_000);
@@ -73,8 +79,11 @@ tasks:
     // The stubborn task saw TERM, kept running through the grace, and was killed only after it.
     expect(readFileSync(join(marks, 'stubborn-term'), 'utf8')).toContain('term-ignored');
     expect(endedAfterMs).toBeGreaterThanOrEqual(10_000);
-    const stubborn = done.taskRuns.find((r: any) => r.taskId === 'stubborn');
-    const system = (await api.logs(stubborn.id)).filter((l) => l.stream === 'system').map((l) => l.line).join('\n');
+    const stubborn = done.taskRuns.find((r) => r.taskId === 'stubborn')!;
+    const system = (await api.logs(stubborn.id))
+      .filter((l) => l.stream === 'system')
+      .map((l) => l.line)
+      .join('\n');
     expect(system).toMatch(/SIGKILL/);
     expect(processAlive(`${marks}/stubborn-term`)).toBe(false);
     await server.stop();
@@ -96,7 +105,9 @@ tasks:
     expect((await api.putFlow('demo', 'long', flow)).status).toBe(200);
     const id = await api.run('demo', 'long');
     const running = await api.waitFor(id, (e) => e.taskRuns?.[0]?.state === 'RUNNING');
-    await waitUntil('first line', async () => (await api.logs(running.taskRuns[0].id)).some((l) => l.line === 'first'));
+    await waitUntil('first line', async () =>
+      (await api.logs(running.taskRuns[0]!.id)).some((l) => l.line === 'first'),
+    );
 
     expect(await server.stop('SIGTERM')).toBe(0);
     server = undefined;
@@ -106,10 +117,10 @@ tasks:
     const api2 = apiClient(server.publicUrl, await adminToken());
     const done = await api2.waitFor(id, ended, 30_000);
     expect(done.state).toBe('SUCCEEDED');
-    expect(done.taskRuns.map((r: any) => [r.attempt, r.state, r.reason])).toEqual([
+    expect(done.taskRuns.map((r) => [r.attempt, r.state, r.reason])).toEqual([
       [1, 'FAILED', 'instance_shutdown'],
       [2, 'SUCCEEDED', null],
     ]);
-    expect((await api2.logs(done.taskRuns[1].id)).map((l) => l.line)).toContain('second-attempt');
+    expect((await api2.logs(done.taskRuns[1]!.id)).map((l) => l.line)).toContain('second-attempt');
   });
 });

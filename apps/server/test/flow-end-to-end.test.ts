@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { adminToken, apiClient, ended, JWT_SECRET, MASTER_KEY, startStandalone, type StandaloneServer } from './standalone';
+import {
+  adminToken,
+  apiClient,
+  ended,
+  JWT_SECRET,
+  MASTER_KEY,
+  startStandalone,
+  type StandaloneServer,
+} from './standalone';
 
 const SECRET_VALUE = 'sk-live-7f3a9c1e5b2d';
 const SERVER_ONLY = 'server-only-value-91b2';
@@ -55,6 +63,7 @@ tasks:
     script: |
       echo "fetched {{ outputs.fetch.rows }} rows"
       echo "total=$(( {{ outputs.fetch.rows }} + 1 ))" >> "$SLUICE_OUTPUTS"
+      mkdir -p "$SLUICE_ARTIFACTS/out" && echo "rows,42" > "$SLUICE_ARTIFACTS/out/report.csv"
     depends_on: [fetch]
   - id: notify
     type: http
@@ -74,8 +83,13 @@ describe('sluice server --standalone, end to end', () => {
     const execution = await api.waitFor(id, ended);
     expect(execution.state).toBe('SUCCEEDED');
 
-    const byTask = Object.fromEntries(execution.taskRuns.map((r: any) => [r.taskId, r]));
-    expect(Object.keys(byTask).sort()).toEqual(['fetch', 'notify', 'report']);
+    const run = (taskId: string) => {
+      const found = execution.taskRuns.find((r) => r.taskId === taskId);
+      if (!found) throw new Error(`no task run for ${taskId}`);
+      return found;
+    };
+    const byTask = { fetch: run('fetch'), report: run('report'), notify: run('notify') };
+    expect(execution.taskRuns).toHaveLength(3);
     for (const run of execution.taskRuns) expect(run).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
     expect(byTask.fetch.executor).toEqual({ type: 'process', pool: 'default', image: null });
     expect(byTask.fetch.externalRef).toMatch(/^pid:\d+$/);
@@ -96,6 +110,26 @@ describe('sluice server --standalone, end to end', () => {
     expect(byTask.fetch.outputs).toEqual({ rows: '42' });
     expect(JSON.parse(hookBodies[0]!)).toEqual({ rows: '42', total: '43' });
     expect(byTask.notify.outputs).toMatchObject({ status: '200', 'json.count': '1' });
+
+    // The artifact the script left behind is listed and downloadable.
+    const artifacts = await api.call('GET', `/api/v1/task-runs/${byTask.report.id}/artifacts`);
+    expect(artifacts.body.artifacts).toEqual([expect.objectContaining({ name: 'out/report.csv', size: 8 })]);
+    const file = await api.call('GET', `/api/v1/task-runs/${byTask.report.id}/artifacts/out/report.csv`);
+    expect(file.status).toBe(200);
+    expect(file.body).toBe('rows,42\n');
+  });
+
+  it('ends a task run that outlives its timeout FAILED with reason timeout, and retries it', async () => {
+    const flow =
+      'retry: { max_attempts: 2 }\ntasks:\n  - id: slow\n    type: command\n    timeout: 1s\n    command: ["sleep", "30"]\n';
+    expect((await api.putFlow('demo', 'slow', flow)).status).toBe(200);
+    const id = await api.run('demo', 'slow');
+    const execution = await api.waitFor(id, ended, 30_000);
+    expect(execution.state).toBe('FAILED');
+    expect(execution.taskRuns.map((r) => [r.attempt, r.state, r.reason])).toEqual([
+      [1, 'FAILED', 'timeout'],
+      [2, 'FAILED', 'timeout'],
+    ]);
   });
 
   it('keeps the secret out of the stored task runs, the API answers and the server logs', async () => {
@@ -119,12 +153,16 @@ describe('sluice server --standalone, end to end', () => {
   });
 
   it("shows a task none of the server's secrets, its database URL or tokens", async () => {
-    const put = await api.putFlow('demo', 'printenv', 'tasks:\n  - id: env\n    type: command\n    command: ["env"]\n');
+    const put = await api.putFlow(
+      'demo',
+      'printenv',
+      'tasks:\n  - id: env\n    type: command\n    command: ["env"]\n',
+    );
     expect(put.status).toBe(200);
     const id = await api.run('demo', 'printenv');
     const execution = await api.waitFor(id, ended);
     expect(execution.state).toBe('SUCCEEDED');
-    const lines = (await api.logs(execution.taskRuns[0].id)).map((l) => l.line);
+    const lines = (await api.logs(execution.taskRuns[0]!.id)).map((l) => l.line);
     const env = lines.join('\n');
     expect(env).toMatch(/^PATH=/m);
     expect(env).toMatch(/^SLUICE_OUTPUTS=/m);
@@ -145,7 +183,7 @@ describe('sluice server --standalone, end to end', () => {
     // The only token a task may see is its own run token; check any JWT present belongs to this task run.
     for (const jwt of env.match(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g) ?? []) {
       const payload = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
-      expect(payload.sub).toBe(execution.taskRuns[0].id);
+      expect(payload.sub).toBe(execution.taskRuns[0]!.id);
     }
   });
 });

@@ -15,7 +15,12 @@ export class HttpError extends Error {
   }
 }
 
-export function sendError(res: Parameters<RequestHandler>[1], status: number, code: string, message: string): void {
+export function sendError(
+  res: Parameters<RequestHandler>[1],
+  status: number,
+  code: string,
+  message: string,
+): void {
   res.status(status).json({ error: { code, message } });
 }
 
@@ -54,10 +59,17 @@ export function errorHandler(log: ErrorLog): ErrorRequestHandler {
     if (err instanceof AuthError) return sendError(res, 401, 'unauthorized', err.message);
     const status = statusOf(err);
     if (status && status < 500) {
-      const code = (err as { type?: string }).type === 'entity.parse.failed' ? 'invalid_json' : (CODE_BY_STATUS[status] ?? 'error');
+      const code =
+        (err as { type?: string }).type === 'entity.parse.failed'
+          ? 'invalid_json'
+          : (CODE_BY_STATUS[status] ?? 'error');
       return sendError(res, status, code, err instanceof Error ? err.message : 'request failed');
     }
-    log.error('request failed', { method: req.method, path: req.path, error: err instanceof Error ? err.message : String(err) });
+    log.error('request failed', {
+      method: req.method,
+      path: req.path,
+      error: err instanceof Error ? err.message : String(err),
+    });
     return sendError(res, 500, 'internal', 'internal error');
   };
 }

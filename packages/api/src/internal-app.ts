@@ -17,7 +17,9 @@ export function createInternalApp(opts: {
   app.disable('x-powered-by');
   for (const m of opts.mount ?? []) app.use(m);
   app.use(runnerRouter(opts.runner, { artifactMaxBytes: opts.artifactMaxBytes }));
-  app.use((req, _res, next) => next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)));
+  app.use((req, _res, next) =>
+    next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)),
+  );
   app.use(errorHandler(opts.log));
   return app;
 }

@@ -10,7 +10,10 @@ import { secretRoutes } from './public/secrets';
 import { taskRunRoutes } from './public/task-runs';
 
 /** The public API (HTTP_SERVER_ADDR): every route under /api/v1 needs a user JWT. */
-export function createPublicApp(ctx: PublicApiContext, extra: { beforeRoutes?: express.RequestHandler[] } = {}): Express {
+export function createPublicApp(
+  ctx: PublicApiContext,
+  extra: { beforeRoutes?: express.RequestHandler[] } = {},
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -24,7 +27,9 @@ export function createPublicApp(ctx: PublicApiContext, extra: { beforeRoutes?: e
   api.use(taskRunRoutes(ctx));
   api.use(executorRoutes(ctx));
   app.use('/api/v1', api);
-  app.use((req, _res, next) => next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)));
+  app.use((req, _res, next) =>
+    next(new HttpError(404, 'not_found', `no route for ${req.method} ${req.path}`)),
+  );
   app.use(errorHandler(ctx.log));
   return app;
 }

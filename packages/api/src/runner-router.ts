@@ -70,7 +70,8 @@ export function runnerRouter(service: RunnerService, limits: { artifactMaxBytes:
     async (req, res) => {
       const p = await principal(req);
       const fence = Number(req.header(FENCE_HEADER));
-      if (!Number.isInteger(fence)) throw new HttpError(400, 'invalid_request', `${FENCE_HEADER} header is required`);
+      if (!Number.isInteger(fence))
+        throw new HttpError(400, 'invalid_request', `${FENCE_HEADER} header is required`);
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       await service.artifact(p, fence, String(req.params.name), body);
       res.json({ ok: true });

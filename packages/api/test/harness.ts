@@ -83,9 +83,20 @@ export function putFlow(h: ApiHarness, ns: string, flow: string, yaml: string) {
 }
 
 /** Claims like an instance would, and mints the run token it would hand to the runner. */
-export async function claimWithToken(h: ApiHarness, executorTypes: Array<'process' | 'inline'> = ['process']) {
-  const rows = await claimTaskRuns(h.pool, { ownerId: 'test-instance', executorTypes, pools: ['default'], limit: 10 });
+export async function claimWithToken(
+  h: ApiHarness,
+  executorTypes: Array<'process' | 'inline'> = ['process'],
+) {
+  const rows = await claimTaskRuns(h.pool, {
+    ownerId: 'test-instance',
+    executorTypes,
+    pools: ['default'],
+    limit: 10,
+  });
   return Promise.all(
-    rows.map(async (row) => ({ row, token: await createRunToken(JWT_SECRET, { taskRunId: row.id, fence: row.fence }, row.timeoutMs) })),
+    rows.map(async (row) => ({
+      row,
+      token: await createRunToken(JWT_SECRET, { taskRunId: row.id, fence: row.fence }, row.timeoutMs),
+    })),
   );
 }

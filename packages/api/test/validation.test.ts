@@ -11,14 +11,21 @@ async function expectRejected(yaml: string, code: string, path: string) {
   const res = await putFlow(h, 'ns', 'bad', yaml);
   expect(res.status).toBe(422);
   expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ code, path })]));
-  const stored = await request(h.publicApp).get('/api/v1/namespaces/ns/flows/bad').set('Authorization', `Bearer ${h.adminToken}`);
+  const stored = await request(h.publicApp)
+    .get('/api/v1/namespaces/ns/flows/bad')
+    .set('Authorization', `Bearer ${h.adminToken}`);
   expect(stored.status).toBe(404);
   return res.body.errors as Array<{ code: string; path: string; message: string }>;
 }
 
 describe('PUT flow validation', () => {
   it('stores a valid flow', async () => {
-    const res = await putFlow(h, 'ns', 'good', 'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n');
+    const res = await putFlow(
+      h,
+      'ns',
+      'good',
+      'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n',
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ namespace: 'ns', id: 'good' });
   });
@@ -90,11 +97,17 @@ describe('PUT flow validation', () => {
 describe('authentication', () => {
   it('refuses calls without a token, with a bad token, and admin calls from members', async () => {
     expect((await request(h.publicApp).get('/api/v1/executors')).status).toBe(401);
-    expect((await request(h.publicApp).get('/api/v1/executors').set('Authorization', 'Bearer nope')).status).toBe(401);
-    const member = await request(h.publicApp).get('/api/v1/instances').set('Authorization', `Bearer ${h.memberToken}`);
+    expect(
+      (await request(h.publicApp).get('/api/v1/executors').set('Authorization', 'Bearer nope')).status,
+    ).toBe(401);
+    const member = await request(h.publicApp)
+      .get('/api/v1/instances')
+      .set('Authorization', `Bearer ${h.memberToken}`);
     expect(member.status).toBe(403);
     expect(member.body.error.code).toBe('forbidden');
-    const admin = await request(h.publicApp).get('/api/v1/instances').set('Authorization', `Bearer ${h.adminToken}`);
+    const admin = await request(h.publicApp)
+      .get('/api/v1/instances')
+      .set('Authorization', `Bearer ${h.adminToken}`);
     expect(admin.status).toBe(200);
   });
 });

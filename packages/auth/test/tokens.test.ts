@@ -5,7 +5,11 @@ const SECRET = 'a-test-secret-of-enough-length';
 describe('user tokens', () => {
   it('round-trip user, workspace and role', async () => {
     const token = await createUserToken(SECRET, { user: 'ada', workspace: 'w1', role: 'admin' });
-    await expect(verifyUserToken(SECRET, token)).resolves.toEqual({ user: 'ada', workspace: 'w1', role: 'admin' });
+    await expect(verifyUserToken(SECRET, token)).resolves.toEqual({
+      user: 'ada',
+      workspace: 'w1',
+      role: 'admin',
+    });
   });
 
   it('reject another secret and a run token', async () => {

@@ -19,13 +19,19 @@ export const SECRETS_FILE = 'secrets.json';
  * first start. Keeping them on disk means tokens and encrypted secrets stay
  * valid across restarts.
  */
-export function loadOrCreateSecrets(dataDir: string): { secrets: GeneratedSecrets; path: string; created: boolean } {
+export function loadOrCreateSecrets(dataDir: string): {
+  secrets: GeneratedSecrets;
+  path: string;
+  created: boolean;
+} {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, SECRETS_FILE);
   if (existsSync(path)) {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<GeneratedSecrets>;
     if (!parsed.authJwtSecret || !parsed.masterKey || !parsed.postgresPassword) {
-      throw new Error(`${path} is incomplete: restore it from a backup, or remove the data directory to start afresh`);
+      throw new Error(
+        `${path} is incomplete: restore it from a backup, or remove the data directory to start afresh`,
+      );
     }
     chmodSync(path, 0o600);
     return { secrets: parsed as GeneratedSecrets, path, created: false };

@@ -34,7 +34,7 @@ export async function appendLogs(db: Queryable, batch: FencedRef & { lines: LogL
     lines.map((l) => l.seq),
     lines.map((l) => l.stream),
     // PostgreSQL text cannot hold NUL; a task may well print one.
-    lines.map((l) => l.line.replace(/\u0000/g, '\uFFFD')),
+    lines.map((l) => l.line.replaceAll('\u0000', '\uFFFD')),
     lines.map((l) => l.ts),
   ]);
   const result = rows[0];

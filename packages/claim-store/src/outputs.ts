@@ -28,7 +28,7 @@ export async function setOutputs(
       req.taskRunId,
       req.fence,
       entries.map(([k]) => k),
-      entries.map(([, v]) => v.replace(/\u0000/g, '\uFFFD')),
+      entries.map(([, v]) => v.replaceAll('\u0000', '\uFFFD')),
     ],
   );
   if (!rows[0]?.fenced) await refuseWrite(db, req.taskRunId, req.fence);

@@ -46,19 +46,21 @@ export function createDirectExecutorProtocol(engine: Engine): ExecutorProtocol {
         limit: req.limit,
       });
       return Promise.all(
-        rows.map(
-          async (row): Promise<ClaimedTaskRun> => ({
-            taskRunId: row.id,
-            executionId: row.executionId,
-            taskId: row.taskId,
-            attempt: row.attempt,
-            fence: row.fence,
-            executor: row.executor as unknown as ResolvedExecutor,
-            timeoutMs: row.timeoutMs,
-            task: stripEnv(row.spec),
-            runToken: await createRunToken(settings.jwtSecret, { taskRunId: row.id, fence: row.fence }, row.timeoutMs),
-          }),
-        ),
+        rows.map(async (row): Promise<ClaimedTaskRun> => ({
+          taskRunId: row.id,
+          executionId: row.executionId,
+          taskId: row.taskId,
+          attempt: row.attempt,
+          fence: row.fence,
+          executor: row.executor as unknown as ResolvedExecutor,
+          timeoutMs: row.timeoutMs,
+          task: stripEnv(row.spec),
+          runToken: await createRunToken(
+            settings.jwtSecret,
+            { taskRunId: row.id, fence: row.fence },
+            row.timeoutMs,
+          ),
+        })),
       );
     },
 

@@ -14,7 +14,14 @@ import type { ExecutionDefinition } from './definition';
 import { afterTaskRunEnded, settleExecution, startWaitingExecutions, type ProgressEffects } from './progress';
 import type { EngineDeps } from './settings';
 import { pinSnapshot } from './snapshots';
-import { getExecution, insertExecution, lockExecution, markExecutionCancelRequested, setExecutionState, type ExecutionRecord } from './sql/executions';
+import {
+  getExecution,
+  insertExecution,
+  lockExecution,
+  markExecutionCancelRequested,
+  setExecutionState,
+  type ExecutionRecord,
+} from './sql/executions';
 import { inTransaction } from './transactions';
 
 export interface CreateExecutionRequest {
@@ -62,7 +69,11 @@ export class Engine {
       return created;
     });
     this.announce(effects);
-    this.deps.log.info('execution created', { executionId: execution.id, namespace: req.namespace, flowId: req.flowId });
+    this.deps.log.info('execution created', {
+      executionId: execution.id,
+      namespace: req.namespace,
+      flowId: req.flowId,
+    });
     return (await getExecution(pool, execution.id)) ?? execution;
   }
 
@@ -143,7 +154,11 @@ export class Engine {
   }
 
   /** Runs the watchdog every interval until the returned stop function is called. */
-  startWatchdog(opts: { intervalMs: number; heartbeatTimeoutMs: number; onFailed?: (n: number) => void }): () => void {
+  startWatchdog(opts: {
+    intervalMs: number;
+    heartbeatTimeoutMs: number;
+    onFailed?: (n: number) => void;
+  }): () => void {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     const tick = async (): Promise<void> => {
@@ -151,7 +166,9 @@ export class Engine {
         const n = await this.sweepLostTaskRuns(opts.heartbeatTimeoutMs);
         if (n > 0) opts.onFailed?.(n);
       } catch (err) {
-        this.deps.log.error('watchdog pass failed', { error: err instanceof Error ? err.message : String(err) });
+        this.deps.log.error('watchdog pass failed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
       if (!stopped) timer = setTimeout(() => void tick(), opts.intervalMs);
     };

@@ -61,7 +61,8 @@ export async function settleExecution(
 ): Promise<void> {
   if (execution.state !== 'RUNNING') return;
   let latest = latestAttempts(await listTaskRunsOfExecution(tx, execution.id));
-  const failed = (runs: Iterable<TaskRunRow>) => [...runs].some((r) => r.state === 'FAILED' || r.state === 'CANCELLED');
+  const failed = (runs: Iterable<TaskRunRow>) =>
+    [...runs].some((r) => r.state === 'FAILED' || r.state === 'CANCELLED');
   if (!execution.cancelRequested && !failed(latest.values())) {
     const queued = await queueReadyTasks(tx, execution, settings);
     if (queued.length > 0) {
@@ -97,7 +98,14 @@ export async function afterTaskRunEnded(
     const task = execution.definition.flow.tasks.find((t) => t.id === run.taskId);
     if (task) {
       const delay = backoffOf(task, execution, settings, run.attempt);
-      const retry = await queueAttempt(tx, execution, task, run.attempt + 1, settings, new Date(Date.now() + delay));
+      const retry = await queueAttempt(
+        tx,
+        execution,
+        task,
+        run.attempt + 1,
+        settings,
+        new Date(Date.now() + delay),
+      );
       if (isActive(retry)) effects.queuedAny = true;
       return;
     }

@@ -53,7 +53,8 @@ export class RunnerService {
     if (claims.taskRunId !== taskRunId) throw new RunTokenRevokedError();
     const taskRun = await getTaskRun(this.deps.pool, taskRunId);
     if (!taskRun) throw new RunTokenRevokedError();
-    const current = taskRun.fence === claims.fence && (taskRun.state === 'STARTING' || taskRun.state === 'RUNNING');
+    const current =
+      taskRun.fence === claims.fence && (taskRun.state === 'STARTING' || taskRun.state === 'RUNNING');
     if (!current) {
       if (access === 'write') throw new StaleFenceError(taskRunId, claims.fence);
       throw new RunTokenRevokedError();
@@ -70,23 +71,45 @@ export class RunnerService {
     const run = p.taskRun;
     const execution = await getExecution(pool, run.executionId);
     if (!execution) throw new RunTokenRevokedError();
-    const task = run.spec as { type: string; command?: string[]; interpreter?: string; script?: string; env?: Record<string, string | { secret: string }> };
+    const task = run.spec as {
+      type: string;
+      command?: string[];
+      interpreter?: string;
+      script?: string;
+      env?: Record<string, string | { secret: string }>;
+    };
     let env: Record<string, string>;
     try {
       env = await resolveTaskEnv(pool, keyring, execution.namespace, task.env);
     } catch (err) {
       if (err instanceof MissingSecretError) {
         // The task cannot run without it: end the attempt with the reason instead of leaving it to the watchdog.
-        await this.engine.finishTaskRun({ taskRunId: run.id, fence: p.fence, state: 'FAILED', reason: 'error', error: err.message });
+        await this.engine.finishTaskRun({
+          taskRunId: run.id,
+          fence: p.fence,
+          state: 'FAILED',
+          reason: 'error',
+          error: err.message,
+        });
       }
       throw err;
     }
     const taskPart =
       task.type === 'script'
-        ? { type: 'script' as const, interpreter: (task.interpreter ?? 'bash') as 'bash', script: task.script ?? '' }
+        ? {
+            type: 'script' as const,
+            interpreter: (task.interpreter ?? 'bash') as 'bash',
+            script: task.script ?? '',
+          }
         : { type: 'command' as const, command: task.command ?? [] };
     const snapshotSize = execution.snapshotId
-      ? Number((await pool.query<{ size: number }>('SELECT size FROM snapshots WHERE id = $1', [execution.snapshotId])).rows[0]?.size ?? 0)
+      ? Number(
+          (
+            await pool.query<{ size: number }>('SELECT size FROM snapshots WHERE id = $1', [
+              execution.snapshotId,
+            ])
+          ).rows[0]?.size ?? 0,
+        )
       : 0;
     return {
       taskRunId: run.id,
@@ -117,7 +140,9 @@ export class RunnerService {
   async logs(p: RunnerPrincipal, req: LogBatchRequest): Promise<number> {
     this.checkFence(p, req.fence);
     const max = this.deps.settings.runnerLimits.logLineMaxBytes;
-    const lines = req.lines.map((l) => (Buffer.byteLength(l.line) > max ? { ...l, line: `${l.line.slice(0, max)}…[cut]` } : l));
+    const lines = req.lines.map((l) =>
+      Buffer.byteLength(l.line) > max ? { ...l, line: `${l.line.slice(0, max)}…[cut]` } : l,
+    );
     return appendLogs(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, lines });
   }
 
@@ -125,7 +150,8 @@ export class RunnerService {
     this.checkFence(p, req.fence);
     const max = this.deps.settings.runnerLimits.outputValueMaxBytes;
     for (const [key, value] of Object.entries(req.outputs)) {
-      if (Buffer.byteLength(value) > max) throw new PayloadTooLargeError(`output ${key} is larger than ${max} bytes`);
+      if (Buffer.byteLength(value) > max)
+        throw new PayloadTooLargeError(`output ${key} is larger than ${max} bytes`);
     }
     await setOutputs(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, outputs: req.outputs });
   }
@@ -138,10 +164,13 @@ export class RunnerService {
   async artifact(p: RunnerPrincipal, fence: number, name: string, content: Buffer): Promise<void> {
     this.checkFence(p, fence);
     const { artifactMaxBytes, artifactsTotalMaxBytes } = this.deps.settings.runnerLimits;
-    if (content.length > artifactMaxBytes) throw new PayloadTooLargeError(`artifact ${name} is larger than ${artifactMaxBytes} bytes`);
+    if (content.length > artifactMaxBytes)
+      throw new PayloadTooLargeError(`artifact ${name} is larger than ${artifactMaxBytes} bytes`);
     const total = await artifactsTotalSize(this.deps.pool, p.taskRun.id);
     if (total + content.length > artifactsTotalMaxBytes) {
-      throw new PayloadTooLargeError(`artifacts of this task run would exceed ${artifactsTotalMaxBytes} bytes`);
+      throw new PayloadTooLargeError(
+        `artifacts of this task run would exceed ${artifactsTotalMaxBytes} bytes`,
+      );
     }
     await putArtifact(this.deps.pool, { taskRunId: p.taskRun.id, fence, name, content });
   }
@@ -160,12 +189,18 @@ export class RunnerService {
         : req.stoppedBy === 'cancel'
           ? // Stopped by a signal nobody asked for through the API: a failure, so the retry policy applies.
             { state: 'FAILED' as const, reason: 'error' as const }
-        : req.stoppedBy === 'timeout'
-          ? { state: 'FAILED' as const, reason: 'timeout' as const }
-          : req.exitCode === 0
-            ? { state: 'SUCCEEDED' as const, reason: null }
-            : { state: 'FAILED' as const, reason: 'exit_code' as const };
-    const done = await this.engine.finishTaskRun({ ...base, ...outcome, error: req.error ?? (outcome.state === 'FAILED' && req.exitCode !== null ? `exit code ${req.exitCode}` : null) });
+          : req.stoppedBy === 'timeout'
+            ? { state: 'FAILED' as const, reason: 'timeout' as const }
+            : req.exitCode === 0
+              ? { state: 'SUCCEEDED' as const, reason: null }
+              : { state: 'FAILED' as const, reason: 'exit_code' as const };
+    const done = await this.engine.finishTaskRun({
+      ...base,
+      ...outcome,
+      error:
+        req.error ??
+        (outcome.state === 'FAILED' && req.exitCode !== null ? `exit code ${req.exitCode}` : null),
+    });
     return done.row.state;
   }
 }

@@ -9,7 +9,13 @@ export class MissingSecretError extends Error {
   }
 }
 
-export async function putSecret(db: Queryable, keyring: SecretKeyring, namespace: string, name: string, value: string): Promise<void> {
+export async function putSecret(
+  db: Queryable,
+  keyring: SecretKeyring,
+  namespace: string,
+  name: string,
+  value: string,
+): Promise<void> {
   const sealed = keyring.seal(namespace, name, value);
   await db.query(
     `INSERT INTO secrets (namespace, name, key_id, iv, tag, ciphertext, updated_at)
@@ -25,7 +31,10 @@ export async function deleteSecret(db: Queryable, namespace: string, name: strin
   return (r.rowCount ?? 0) > 0;
 }
 
-export async function listSecretNames(db: Queryable, namespace: string): Promise<Array<{ name: string; updatedAt: Date }>> {
+export async function listSecretNames(
+  db: Queryable,
+  namespace: string,
+): Promise<Array<{ name: string; updatedAt: Date }>> {
   const r = await db.query<{ name: string; updated_at: Date }>(
     'SELECT name, updated_at FROM secrets WHERE namespace = $1 ORDER BY name',
     [namespace],

@@ -47,6 +47,3 @@ export interface EngineDeps {
   /** Called after a commit that queued task runs (in-process wake-up of local instances). */
   onQueued?: () => void;
 }
-
-
-

@@ -61,10 +61,11 @@ export async function pinSnapshot(
   entries.push({ path: flowPath, content: Buffer.from(flow.source, 'utf8') });
   const bundle = await buildBundle(entries);
   const id = createHash('sha256').update(bundle).digest('hex');
-  await db.query(
-    'INSERT INTO snapshots (id, bundle, size) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
-    [id, bundle, bundle.length],
-  );
+  await db.query('INSERT INTO snapshots (id, bundle, size) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
+    id,
+    bundle,
+    bundle.length,
+  ]);
   return { id, size: bundle.length };
 }
 

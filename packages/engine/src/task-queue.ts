@@ -1,5 +1,10 @@
 import type { PoolClient } from 'pg';
-import { insertTaskRun, getOutputsOfExecution, listTaskRunsOfExecution, type TaskRunRow } from '@sluice/claim-store';
+import {
+  insertTaskRun,
+  getOutputsOfExecution,
+  listTaskRunsOfExecution,
+  type TaskRunRow,
+} from '@sluice/claim-store';
 import { renderTemplates, resolveExecutor, type Task } from '@sluice/flows';
 import type { EngineSettings } from './settings';
 import type { ExecutionRecord } from './sql/executions';
@@ -18,11 +23,19 @@ const ACTIVE = new Set(['QUEUED', 'STARTING', 'RUNNING']);
 export const isActive = (run: TaskRunRow): boolean => ACTIVE.has(run.state);
 
 export function maxAttemptsOf(task: Task, execution: ExecutionRecord, settings: EngineSettings): number {
-  return task.retry?.maxAttempts ?? execution.definition.flow.retry?.maxAttempts ?? settings.defaultMaxAttempts;
+  return (
+    task.retry?.maxAttempts ?? execution.definition.flow.retry?.maxAttempts ?? settings.defaultMaxAttempts
+  );
 }
 
-export function backoffOf(task: Task, execution: ExecutionRecord, settings: EngineSettings, attempt: number): number {
-  const base = task.retry?.backoffMs ?? execution.definition.flow.retry?.backoffMs ?? settings.defaultRetryBackoffMs;
+export function backoffOf(
+  task: Task,
+  execution: ExecutionRecord,
+  settings: EngineSettings,
+  attempt: number,
+): number {
+  const base =
+    task.retry?.backoffMs ?? execution.definition.flow.retry?.backoffMs ?? settings.defaultRetryBackoffMs;
   // Exponential per attempt, capped, so a flapping dependency is not hammered.
   return Math.min(base * 2 ** Math.max(0, attempt - 1), 10 * 60 * 1000);
 }

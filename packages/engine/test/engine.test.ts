@@ -45,7 +45,10 @@ describe('execution engine', () => {
     expect(left.spec.command).toEqual(['echo', '42']);
     await succeed(h, left);
     expect(await h.claimAll()).toEqual([]); // join still waits for right
-    await succeed(h, second.find((r) => r.taskId === 'right')!);
+    await succeed(
+      h,
+      second.find((r) => r.taskId === 'right')!,
+    );
 
     const [join] = await h.claimAll();
     expect(join).toMatchObject({ taskId: 'join', executorType: 'inline', pool: '' });
@@ -86,7 +89,10 @@ describe('execution engine', () => {
   it('holds a retry back for its backoff', async () => {
     const slow = await startEngine({ defaultRetryBackoffMs: 60_000 });
     try {
-      await slow.storeFlow('r', 'retry: { max_attempts: 3, backoff: 60s }\ntasks:\n  - id: a\n    type: command\n    command: ["false"]\n');
+      await slow.storeFlow(
+        'r',
+        'retry: { max_attempts: 3, backoff: 60s }\ntasks:\n  - id: a\n    type: command\n    command: ["false"]\n',
+      );
       const ex = await slow.engine.createExecution({ namespace: 'ns', flowId: 'r' });
       const [a1] = await slow.claimAll();
       await succeed(slow, a1!, 1);
@@ -99,7 +105,9 @@ describe('execution engine', () => {
   });
 
   it('max_parallel caps the active task runs of one execution before the claim', async () => {
-    const tasks = ['a', 'b', 'c', 'd'].map((id) => `  - id: ${id}\n    type: command\n    command: ["true"]\n`).join('');
+    const tasks = ['a', 'b', 'c', 'd']
+      .map((id) => `  - id: ${id}\n    type: command\n    command: ["true"]\n`)
+      .join('');
     await h.storeFlow('wide', `max_parallel: 2\ntasks:\n${tasks}`);
     const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'wide' });
     const first = await h.claimAll();
@@ -115,7 +123,10 @@ describe('execution engine', () => {
   });
 
   it('concurrency holds further executions of a flow QUEUED until one ends', async () => {
-    await h.storeFlow('solo', 'concurrency: 1\ntasks:\n  - id: a\n    type: command\n    command: ["true"]\n');
+    await h.storeFlow(
+      'solo',
+      'concurrency: 1\ntasks:\n  - id: a\n    type: command\n    command: ["true"]\n',
+    );
     const first = await h.engine.createExecution({ namespace: 'ns', flowId: 'solo' });
     const second = await h.engine.createExecution({ namespace: 'ns', flowId: 'solo' });
     expect(first.state).toBe('RUNNING');
@@ -130,16 +141,29 @@ describe('execution engine', () => {
   });
 
   it('cancel ends queued task runs at once and the execution when its active ones stop', async () => {
-    await h.storeFlow('two', 'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n  - id: b\n    type: command\n    command: ["true"]\n');
+    await h.storeFlow(
+      'two',
+      'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n  - id: b\n    type: command\n    command: ["true"]\n',
+    );
     const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'two' });
     // Claim only a: b stays queued, so the cancel ends it at once, and a is asked to stop.
-    const [a] = await claimTaskRuns(h.pool, { ownerId: 't', executorTypes: ['process'], pools: ['default'], limit: 1 });
+    const [a] = await claimTaskRuns(h.pool, {
+      ownerId: 't',
+      executorTypes: ['process'],
+      pools: ['default'],
+      limit: 1,
+    });
     const after = await h.engine.cancelExecution(ex.id);
     expect(after.state).toBe('RUNNING');
     const runs = await h.runsOf(ex.id);
     expect(runs.find((r) => r.id === a!.id)?.cancelRequested).toBe(true);
     expect(runs.find((r) => r.id !== a!.id)).toMatchObject({ state: 'CANCELLED', reason: 'cancelled' });
-    await h.engine.finishTaskRun({ taskRunId: a!.id, fence: a!.fence, state: 'CANCELLED', reason: 'cancelled' });
+    await h.engine.finishTaskRun({
+      taskRunId: a!.id,
+      fence: a!.fence,
+      state: 'CANCELLED',
+      reason: 'cancelled',
+    });
     expect((await getExecution(h.pool, ex.id))?.state).toBe('CANCELLED');
   });
 
@@ -162,7 +186,9 @@ describe('execution engine', () => {
     const one = await h.engine.createExecution({ namespace: 'ns', flowId: 'snap' });
     const two = await h.engine.createExecution({ namespace: 'ns', flowId: 'snap' });
     expect(one.snapshotId).toBe(two.snapshotId);
-    await h.pool.query(`INSERT INTO namespace_files (namespace, path, content, sha256) VALUES ('ns', 'data.csv', 'x', 'x')`);
+    await h.pool.query(
+      `INSERT INTO namespace_files (namespace, path, content, sha256) VALUES ('ns', 'data.csv', 'x', 'x')`,
+    );
     const three = await h.engine.createExecution({ namespace: 'ns', flowId: 'snap' });
     expect(three.snapshotId).not.toBe(one.snapshotId);
   });

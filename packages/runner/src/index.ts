@@ -3,3 +3,5 @@ export type { RunTaskOptions, RunTaskResult } from './run-task';
 export { runnerInstall, RunnerInstallUnavailableError } from './runner-install';
 export { INHERITED_VARIABLES } from './child-env';
 export { SnapshotRejectedError } from './snapshot';
+export { runExecCommand } from './exec-command';
+export type { ExecIo } from './exec-command';

@@ -59,7 +59,9 @@ export class SecretKeyring {
       decipher.setAuthTag(sealed.tag);
       return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString('utf8');
     } catch {
-      throw new SecretDecryptionError(`secret ${namespace}/${name} failed authentication: it was altered or moved`);
+      throw new SecretDecryptionError(
+        `secret ${namespace}/${name} failed authentication: it was altered or moved`,
+      );
     }
   }
 

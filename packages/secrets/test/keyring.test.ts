@@ -24,7 +24,9 @@ describe('SecretKeyring', () => {
     const ring = new SecretKeyring([newKey]);
     const sealed = ring.seal('ns', 'a', 'v');
     expect(() => ring.open('ns', 'b', sealed)).toThrow(SecretDecryptionError);
-    expect(() => new SecretKeyring([randomBytes(32)]).open('ns', 'a', sealed)).toThrow(/not in SLUICE_MASTER_KEYS/);
+    expect(() => new SecretKeyring([randomBytes(32)]).open('ns', 'a', sealed)).toThrow(
+      /not in SLUICE_MASTER_KEYS/,
+    );
   });
 
   it('rejects keys of the wrong length', () => {

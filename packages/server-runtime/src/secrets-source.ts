@@ -16,7 +16,8 @@ export interface ServerSecrets {
  * always win.
  */
 export function resolveServerSecrets(config: ServerConfig, standalone: boolean): ServerSecrets {
-  const needsGenerated = standalone && (!config.authJwtSecret || config.masterKeys.length === 0 || !config.databaseUrl);
+  const needsGenerated =
+    standalone && (!config.authJwtSecret || config.masterKeys.length === 0 || !config.databaseUrl);
   if (!needsGenerated) {
     if (!config.authJwtSecret || config.masterKeys.length === 0) {
       throw new Error('AUTH_JWT_SECRET and SLUICE_MASTER_KEYS are required without --standalone');

@@ -7,7 +7,13 @@ import { createPool, createPrismaClient, migrate, TASK_RUN_QUEUED_CHANNEL } from
 import type { ServerConfig } from '@sluice/config';
 import { createDirectExecutorProtocol, DEFAULT_ENGINE_SETTINGS, Engine, RunnerService } from '@sluice/engine';
 import { createInstance, standaloneSlotGroups, type Instance } from '@sluice/instance';
-import { createLogger, createMetrics, httpMetricsMiddleware, probeRoutes, startHttpServer } from '@sluice/observability';
+import {
+  createLogger,
+  createMetrics,
+  httpMetricsMiddleware,
+  probeRoutes,
+  startHttpServer,
+} from '@sluice/observability';
 import { SecretKeyring } from '@sluice/secrets';
 import { standaloneExecutors } from './executors';
 import { resolveServerSecrets } from './secrets-source';
@@ -29,9 +35,15 @@ export interface RunningServer {
 type Stopper = () => Promise<void> | void;
 
 /** LISTEN for queued work queued by any server process, and wake the local instance. */
-async function listenForQueuedWork(url: string, onQueued: () => void, log: { warn(m: string, f?: object): void }): Promise<Client> {
+async function listenForQueuedWork(
+  url: string,
+  onQueued: () => void,
+  log: { warn(m: string, f?: object): void },
+): Promise<Client> {
   const client = new Client({ connectionString: url });
-  client.on('error', (err) => log.warn('LISTEN connection failed; falling back to polling', { error: err.message }));
+  client.on('error', (err) =>
+    log.warn('LISTEN connection failed; falling back to polling', { error: err.message }),
+  );
   await client.connect();
   client.on('notification', () => onQueued());
   await client.query(`LISTEN ${TASK_RUN_QUEUED_CHANNEL}`);
@@ -61,7 +73,9 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
   try {
     const secrets = resolveServerSecrets(config, options.standalone);
     if (secrets.generatedAt) {
-      log.info(secrets.created ? 'generated secrets' : 'using generated secrets', { path: secrets.generatedAt });
+      log.info(secrets.created ? 'generated secrets' : 'using generated secrets', {
+        path: secrets.generatedAt,
+      });
     }
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
@@ -153,7 +167,8 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         runnerApiUrl,
         log,
         metrics: {
-          runningChanged: (executorType, count) => metrics.taskRunsRunning.set({ instance: `${config.instanceId}/${executorType}` }, count),
+          runningChanged: (executorType, count) =>
+            metrics.taskRunsRunning.set({ instance: `${config.instanceId}/${executorType}` }, count),
           claimed: (group, count) => metrics.claimsTotal.inc({ executor_type: group }, count),
         },
       });

@@ -35,7 +35,9 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   const adminUrl = process.env[ENV_ADMIN_URL];
   const template = process.env[ENV_TEMPLATE];
   if (!adminUrl || !template) {
-    throw new Error(`${ENV_ADMIN_URL}/${ENV_TEMPLATE} are not set: run tests through the root jest config (pnpm test)`);
+    throw new Error(
+      `${ENV_ADMIN_URL}/${ENV_TEMPLATE} are not set: run tests through the root jest config (pnpm test)`,
+    );
   }
   const name = `t_${randomBytes(6).toString('hex')}`;
   await withAdmin(adminUrl, (c) =>
@@ -44,7 +46,10 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return {
     name,
     url: urlFor(adminUrl, name),
-    drop: () => withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(
+        () => undefined,
+      ),
   };
 }
 

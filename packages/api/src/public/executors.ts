@@ -10,7 +10,13 @@ export function executorRoutes(ctx: PublicApiContext): Router {
   router.get('/executors', async (_req, res) => {
     const rows = await listInstances(ctx.pool, { seenWithinMs: ctx.executorSilenceTimeoutMs });
     res.json({
-      executors: rows.map((r) => ({ id: r.id, type: r.type, version: r.version, capacity: r.capacity, lastSeenAt: r.lastSeenAt })),
+      executors: rows.map((r) => ({
+        id: r.id,
+        type: r.type,
+        version: r.version,
+        capacity: r.capacity,
+        lastSeenAt: r.lastSeenAt,
+      })),
     });
   });
 

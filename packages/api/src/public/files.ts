@@ -34,13 +34,22 @@ export function fileRoutes(ctx: PublicApiContext): Router {
       'SELECT path, sha256, octet_length(content) AS size, updated_at FROM namespace_files WHERE namespace = $1 ORDER BY path',
       [namespace],
     );
-    res.json({ files: rows.rows.map((r) => ({ path: r.path, sha256: r.sha256, size: Number(r.size), updatedAt: r.updated_at })) });
+    res.json({
+      files: rows.rows.map((r) => ({
+        path: r.path,
+        sha256: r.sha256,
+        size: Number(r.size),
+        updatedAt: r.updated_at,
+      })),
+    });
   });
 
   router.get('/namespaces/:ns/files/*path', async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
     const path = checkFilePath(req.params.path as unknown as string[]);
-    const file = await ctx.prisma.namespaceFile.findUnique({ where: { namespace_path: { namespace, path } } });
+    const file = await ctx.prisma.namespaceFile.findUnique({
+      where: { namespace_path: { namespace, path } },
+    });
     if (!file) throw new HttpError(404, 'not_found', `file ${namespace}/${path} not found`);
     res.type('application/octet-stream').send(Buffer.from(file.content));
   });

@@ -7,14 +7,28 @@ import { checkName } from './names';
 const yamlBody = express.text({ type: () => true, limit: '1mb' });
 
 async function namespaceConfig(ctx: PublicApiContext, namespace: string): Promise<NamespaceConfig | null> {
-  const file = await ctx.prisma.namespaceFile.findUnique({ where: { namespace_path: { namespace, path: 'namespace.yaml' } } });
+  const file = await ctx.prisma.namespaceFile.findUnique({
+    where: { namespace_path: { namespace, path: 'namespace.yaml' } },
+  });
   if (!file) return null;
   const parsed = parseNamespaceConfig(Buffer.from(file.content).toString('utf8'));
   return parsed.ok ? parsed.config : null;
 }
 
-function flowView(row: { namespace: string; flowId: string; source: string; definition: unknown; updatedAt: Date }) {
-  return { namespace: row.namespace, id: row.flowId, source: row.source, definition: row.definition, updatedAt: row.updatedAt };
+function flowView(row: {
+  namespace: string;
+  flowId: string;
+  source: string;
+  definition: unknown;
+  updatedAt: Date;
+}) {
+  return {
+    namespace: row.namespace,
+    id: row.flowId,
+    source: row.source,
+    definition: row.definition,
+    updatedAt: row.updatedAt,
+  };
 }
 
 export function flowRoutes(ctx: PublicApiContext): Router {
@@ -24,10 +38,18 @@ export function flowRoutes(ctx: PublicApiContext): Router {
     const namespace = checkName('namespace', String(req.params.ns));
     const flowId = checkName('flow', String(req.params.flow));
     if (typeof req.body !== 'string' || req.body.trim() === '') {
-      throw new HttpError(400, 'invalid_request', 'the body must be the flow YAML (Content-Type: application/yaml)');
+      throw new HttpError(
+        400,
+        'invalid_request',
+        'the body must be the flow YAML (Content-Type: application/yaml)',
+      );
     }
     // One pass reports every problem: shape, graph, templates and the merged executors.
-    const parsed = validateFlowFile(req.body, { namespace, flowId }, (await namespaceConfig(ctx, namespace)) ?? undefined);
+    const parsed = validateFlowFile(
+      req.body,
+      { namespace, flowId },
+      (await namespaceConfig(ctx, namespace)) ?? undefined,
+    );
     if (!parsed.ok) return void res.status(422).json({ errors: parsed.errors });
     const data = {
       source: req.body,

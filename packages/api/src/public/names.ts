@@ -5,7 +5,11 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** Namespace, flow and secret names: one path segment of safe characters. */
 export function checkName(kind: string, value: string): string {
   if (!NAME.test(value) || value.includes('..')) {
-    throw new HttpError(400, 'invalid_name', `${kind} "${value}" must be 1-128 letters, digits, '.', '_' or '-'`);
+    throw new HttpError(
+      400,
+      'invalid_name',
+      `${kind} "${value}" must be 1-128 letters, digits, '.', '_' or '-'`,
+    );
   }
   return value;
 }
@@ -14,8 +18,16 @@ export function checkName(kind: string, value: string): string {
 export function checkFilePath(segments: string[] | string): string {
   const parts = Array.isArray(segments) ? segments : segments.split('/');
   const path = parts.join('/');
-  if (parts.length === 0 || path.length > 512 || parts.some((p) => p === '' || p === '.' || p === '..' || p.includes('\\'))) {
-    throw new HttpError(400, 'invalid_path', `file path "${path}" must be relative, without '.', '..' or empty segments`);
+  if (
+    parts.length === 0 ||
+    path.length > 512 ||
+    parts.some((p) => p === '' || p === '.' || p === '..' || p.includes('\\'))
+  ) {
+    throw new HttpError(
+      400,
+      'invalid_path',
+      `file path "${path}" must be relative, without '.', '..' or empty segments`,
+    );
   }
   return path;
 }

@@ -6,7 +6,14 @@ import { HttpError } from '../http-errors';
 import { requireUser } from '../user-auth';
 import { checkName } from './names';
 
-const SecretBody = z.object({ value: z.string().min(1).max(64 * 1024) }).strict();
+const SecretBody = z
+  .object({
+    value: z
+      .string()
+      .min(1)
+      .max(64 * 1024),
+  })
+  .strict();
 
 /** Namespace secrets: write and delete only. No call ever returns a value; only the runner API resolves them. */
 export function secretRoutes(ctx: PublicApiContext): Router {
@@ -17,7 +24,8 @@ export function secretRoutes(ctx: PublicApiContext): Router {
     const namespace = checkName('namespace', String(req.params.ns));
     const name = checkName('secret', String(req.params.name));
     const body = SecretBody.safeParse(req.body);
-    if (!body.success) throw new HttpError(400, 'invalid_request', 'the body must be {"value": "<non-empty string>"}');
+    if (!body.success)
+      throw new HttpError(400, 'invalid_request', 'the body must be {"value": "<non-empty string>"}');
     await putSecret(ctx.pool, ctx.keyring, namespace, name, body.data.value);
     ctx.log.info('secret stored', { namespace, secret: name });
     res.status(204).end();

@@ -10,7 +10,8 @@ const FOLLOW_POLL_MS = 250;
 function intParam(value: unknown, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new HttpError(400, 'invalid_request', `${name} must be a whole number ≥ 0`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new HttpError(400, 'invalid_request', `${name} must be a whole number ≥ 0`);
   return Math.min(n, max);
 }
 
@@ -18,7 +19,12 @@ function intParam(value: unknown, name: string, fallback: number, max: number): 
  * Follow mode: newline-delimited JSON, one line per log line, until the task
  * run has ended and every line it wrote was sent (or the client goes away).
  */
-async function followLogs(ctx: PublicApiContext, taskRunId: string, after: number, res: Response): Promise<void> {
+async function followLogs(
+  ctx: PublicApiContext,
+  taskRunId: string,
+  after: number,
+  res: Response,
+): Promise<void> {
   res.status(200).type('application/x-ndjson');
   res.flushHeaders();
   let closed = false;
@@ -73,7 +79,10 @@ export function taskRunRoutes(ctx: PublicApiContext): Router {
     const name = (req.params.name as unknown as string[]).join('/');
     const artifact = await getArtifact(ctx.pool, id, name);
     if (!artifact) throw new HttpError(404, 'not_found', `artifact ${name} of task run ${id} not found`);
-    res.attachment(name.split('/').pop() ?? name).type('application/octet-stream').send(artifact.content);
+    res
+      .attachment(name.split('/').pop() ?? name)
+      .type('application/octet-stream')
+      .send(artifact.content);
   });
 
   return router;

@@ -54,7 +54,15 @@ function toRecord(r: ExecutionDbRow): ExecutionRecord {
 
 export async function insertExecution(
   db: Queryable,
-  e: { id: string; namespace: string; flowId: string; snapshotId: string; definition: ExecutionDefinition; trigger: string; scheduledFor: Date | null },
+  e: {
+    id: string;
+    namespace: string;
+    flowId: string;
+    snapshotId: string;
+    definition: ExecutionDefinition;
+    trigger: string;
+    scheduledFor: Date | null;
+  },
 ): Promise<ExecutionRecord> {
   const r = await db.query<ExecutionDbRow>(
     `INSERT INTO executions (id, namespace, flow_id, snapshot_id, definition, state, trigger, scheduled_for)
@@ -95,7 +103,11 @@ export async function markExecutionCancelRequested(db: Queryable, id: string): P
   await db.query('UPDATE executions SET cancel_requested = true WHERE id = $1', [id]);
 }
 
-export async function countRunningExecutionsOfFlow(db: Queryable, namespace: string, flowId: string): Promise<number> {
+export async function countRunningExecutionsOfFlow(
+  db: Queryable,
+  namespace: string,
+  flowId: string,
+): Promise<number> {
   const r = await db.query<{ n: string }>(
     `SELECT count(*) AS n FROM executions WHERE namespace = $1 AND flow_id = $2 AND state = 'RUNNING'`,
     [namespace, flowId],
@@ -119,6 +131,12 @@ export async function lockQueuedExecutionsOfFlow(
 }
 
 /** Serialises concurrency decisions for one flow (a transaction-scoped advisory lock). */
-export async function lockFlowForConcurrency(db: Queryable, namespace: string, flowId: string): Promise<void> {
-  await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sluice:flow-concurrency:${namespace}/${flowId}`]);
+export async function lockFlowForConcurrency(
+  db: Queryable,
+  namespace: string,
+  flowId: string,
+): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+    `sluice:flow-concurrency:${namespace}/${flowId}`,
+  ]);
 }
