@@ -81,6 +81,9 @@ export class RunnerService {
     let env: Record<string, string>;
     try {
       env = await resolveTaskEnv(pool, keyring, execution.namespace, task.env);
+      for (const [name, value] of Object.entries(task.env ?? {})) {
+        if (typeof value !== 'string') this.deps.onSecretResolved?.(env[name] ?? '');
+      }
     } catch (err) {
       if (err instanceof MissingSecretError) {
         // The task cannot run without it: end the attempt with the reason instead of leaving it to the watchdog.

@@ -46,4 +46,6 @@ export interface EngineDeps {
   log: EngineLog;
   /** Called after a commit that queued task runs (in-process wake-up of local instances). */
   onQueued?: () => void;
+  /** Called with every secret value the runner API resolves, so the process's logger can redact it. */
+  onSecretResolved?: (value: string) => void;
 }

@@ -12,6 +12,7 @@ import {
   createMetrics,
   httpMetricsMiddleware,
   probeRoutes,
+  registerSecretValue,
   startHttpServer,
 } from '@sluice/observability';
 import { SecretKeyring } from '@sluice/secrets';
@@ -107,6 +108,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
       },
       log,
       onQueued: () => instance?.wake(),
+      onSecretResolved: registerSecretValue,
     });
     const runner = new RunnerService(engine);
 
