@@ -139,6 +139,7 @@ describe('watchdog and fencing', () => {
       b.row.id,
     ]);
     expect(await h.engine.sweepLostTaskRuns(30_000)).toBe(1);
+    await h.engine.processPendingEvents(); // what sluice jobs (or a standalone server) does next
 
     const runs = (await listTaskRunsOfExecution(h.pool, ex.id)).filter((r) => r.taskId === 'b');
     expect(runs.map((r) => [r.attempt, r.state, r.reason])).toEqual([

@@ -25,6 +25,8 @@ export interface TaskRunRow {
   ownerId: string | null;
   externalRef: string | null;
   cancelRequested: boolean;
+  /** A parked subflow task run: the child execution it waits for. */
+  waitingOnExecutionId: string | null;
   exitCode: number | null;
   error: string | null;
   availableAt: Date;
@@ -107,6 +109,7 @@ export function toTaskRunRow(r: Raw): TaskRunRow {
     ownerId: strOrNull(r.owner_id),
     externalRef: strOrNull(r.external_ref),
     cancelRequested: Boolean(r.cancel_requested),
+    waitingOnExecutionId: strOrNull(r.waiting_on_execution_id ?? null),
     exitCode: numOrNull(r.exit_code),
     error: strOrNull(r.error),
     availableAt: date(r.available_at),

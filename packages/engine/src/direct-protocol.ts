@@ -30,8 +30,17 @@ import type { Engine } from './engine';
  * instance of a standalone server. Requests are validated with the same
  * schemas the HTTP executor API uses, so both layouts accept the same input.
  */
-export function createDirectExecutorProtocol(engine: Engine): ExecutorProtocol {
+export interface DirectProtocolOptions {
+  /** SLUICE_K8S_MAX_JOBS: active kubernetes task runs per pool over all instances (0 = no limit). */
+  k8sMaxJobs?: number;
+}
+
+export function createDirectExecutorProtocol(
+  engine: Engine,
+  options: DirectProtocolOptions = {},
+): ExecutorProtocol {
   const { pool, settings } = engine.deps;
+  const k8sMaxJobs = options.k8sMaxJobs ?? 0;
   return {
     async register(registration) {
       await registerInstance(pool, InstanceRegistration.parse(registration));
@@ -44,6 +53,11 @@ export function createDirectExecutorProtocol(engine: Engine): ExecutorProtocol {
         executorTypes: req.executorTypes,
         pools: req.pools,
         limit: req.limit,
+        // The per-pool kubernetes limit holds across all instances: the claim store enforces it inside the claim.
+        perPoolLimits:
+          k8sMaxJobs > 0 && req.executorTypes.includes('kubernetes')
+            ? req.pools.map((p) => ({ executorType: 'kubernetes' as const, pool: p, maxActive: k8sMaxJobs }))
+            : undefined,
       });
       return Promise.all(
         rows.map(async (row): Promise<ClaimedTaskRun> => ({
@@ -90,6 +104,8 @@ export function createDirectExecutorProtocol(engine: Engine): ExecutorProtocol {
 
     isStillRunning: (taskRunId) => isStillRunning(pool, taskRunId),
     cancelRequested: (ids) => cancelRequestedAmong(pool, ids),
+    startSubflow: (request) => engine.startSubflow(request),
+    waitForWork: (timeoutMs) => engine.workSignal.wait(timeoutMs),
   };
 }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   cancelQueuedTaskRuns,
   completeTaskRun,
@@ -8,106 +7,103 @@ import {
   type CompleteResult,
   type CompleteTaskRun,
 } from '@sluice/claim-store';
-import { parseNamespaceConfig, type ExecutorBlock, type Flow } from '@sluice/flows';
+import { StartSubflowRequest } from '@sluice/protocol';
+import { createExecutionIn, type CreateExecutionRequest } from './create-execution';
 import { NotFoundError } from './errors';
-import type { ExecutionDefinition } from './definition';
-import { afterTaskRunEnded, settleExecution, startWaitingExecutions, type ProgressEffects } from './progress';
+import { handleEvent } from './event-handlers';
+import { emitEvent, lockNextEvent, markEventProcessed, recordEventFailure } from './events';
+import { settleExecution, type ProgressEffects } from './progress';
 import type { EngineDeps } from './settings';
-import { pinSnapshot } from './snapshots';
 import {
   getExecution,
-  insertExecution,
   lockExecution,
   markExecutionCancelRequested,
   setExecutionState,
   type ExecutionRecord,
 } from './sql/executions';
+import { startSubflowIn, waitedOnChildren } from './subflows';
 import { inTransaction } from './transactions';
+import { WorkSignal } from './work-signal';
 
-export interface CreateExecutionRequest {
-  namespace: string;
-  flowId: string;
-  trigger?: 'api' | 'schedule' | 'subflow';
-  scheduledFor?: Date | null;
-}
+export type { CreateExecutionRequest } from './create-execution';
+
+/** An event that keeps failing is parked after this many attempts (its last error stays on the row). */
+const EVENT_MAX_ATTEMPTS = 20;
 
 /**
- * The execution engine: turns flows into executions and task runs, and moves
- * them along as task runs end. Every state change is one transaction that
- * locks the execution row first, so dependents are queued exactly once.
+ * The execution engine: turns flows into executions and task runs. Every
+ * state change is one transaction that also writes its event (the outbox);
+ * event consumers — `sluice jobs`, or a standalone server — move executions
+ * along: retries, dependents, the end of an execution, subflow parents.
  */
 export class Engine {
+  /** Raised when task runs are queued (by this process, or relayed from PostgreSQL NOTIFY). */
+  readonly workSignal = new WorkSignal();
+  /** Raised when events are written (by this process, or relayed from NOTIFY). */
+  readonly eventSignal = new WorkSignal();
+
   constructor(readonly deps: EngineDeps) {}
 
   private announce(effects: ProgressEffects): void {
-    if (effects.queuedAny) this.deps.onQueued?.();
+    if (effects.queuedAny) {
+      this.workSignal.notify();
+      this.deps.onQueued?.();
+    }
+    if (effects.eventsEmitted) this.eventSignal.notify();
   }
 
-  async createExecution(req: CreateExecutionRequest): Promise<ExecutionRecord> {
-    const { pool, settings } = this.deps;
-    const flowRow = await pool.query<{ source: string; definition: Flow }>(
-      'SELECT source, definition FROM flows WHERE namespace = $1 AND flow_id = $2',
-      [req.namespace, req.flowId],
-    );
-    const flow = flowRow.rows[0];
-    if (!flow) throw new NotFoundError(`flow ${req.namespace}/${req.flowId}`);
-    const namespaceExecutor = await this.namespaceExecutorDefaults(req.namespace);
-    const definition: ExecutionDefinition = { flow: flow.definition, namespaceExecutor };
+  private async transact<T>(
+    fn: (tx: import('pg').PoolClient, effects: ProgressEffects) => Promise<T>,
+  ): Promise<T> {
     const effects: ProgressEffects = { queuedAny: false };
-    const execution = await inTransaction(pool, async (tx) => {
-      const snapshot = await pinSnapshot(tx, req.namespace, { flowId: req.flowId, source: flow.source });
-      const created = await insertExecution(tx, {
-        id: randomUUID(),
-        namespace: req.namespace,
-        flowId: req.flowId,
-        snapshotId: snapshot.id,
-        definition,
-        trigger: req.trigger ?? 'api',
-        scheduledFor: req.scheduledFor ?? null,
-      });
-      await startWaitingExecutions(tx, req.namespace, req.flowId, settings, effects);
-      return created;
+    const result = await inTransaction(this.deps.pool, (tx) => {
+      effects.queuedAny = false;
+      effects.eventsEmitted = false;
+      return fn(tx, effects);
     });
     this.announce(effects);
+    return result;
+  }
+
+  /** Creates an execution; null when a scheduled one for the same due time already exists. */
+  async createExecution(req: CreateExecutionRequest): Promise<ExecutionRecord>;
+  async createExecution(
+    req: CreateExecutionRequest & { scheduledFor: Date },
+  ): Promise<ExecutionRecord | null>;
+  async createExecution(req: CreateExecutionRequest): Promise<ExecutionRecord | null> {
+    const created = await this.transact((tx, effects) =>
+      createExecutionIn(tx, req, this.deps.settings, effects),
+    );
+    if (!created) return null;
     this.deps.log.info('execution created', {
-      executionId: execution.id,
+      executionId: created.id,
       namespace: req.namespace,
       flowId: req.flowId,
+      trigger: req.trigger ?? 'api',
     });
-    return (await getExecution(pool, execution.id)) ?? execution;
+    return (await getExecution(this.deps.pool, created.id)) ?? created;
   }
 
-  private async namespaceExecutorDefaults(namespace: string): Promise<ExecutorBlock | null> {
-    const r = await this.deps.pool.query<{ content: Buffer }>(
-      `SELECT content FROM namespace_files WHERE namespace = $1 AND path = 'namespace.yaml'`,
-      [namespace],
-    );
-    const file = r.rows[0];
-    if (!file) return null;
-    const parsed = parseNamespaceConfig(file.content.toString('utf8'));
-    // namespace.yaml is validated when it is written; an invalid one here means it predates validation.
-    return parsed.ok ? (parsed.config.defaults?.executor ?? null) : null;
-  }
-
-  /** Cancel: queued task runs end at once, active ones are asked to stop; the execution ends when none is left. */
+  /** Cancel: queued task runs end at once, active ones (and waited-on subflows) are asked to stop. */
   async cancelExecution(executionId: string): Promise<ExecutionRecord> {
-    const { pool, settings } = this.deps;
-    const effects: ProgressEffects = { queuedAny: false };
-    await inTransaction(pool, async (tx) => {
+    const children = await this.transact(async (tx, effects) => {
       const execution = await lockExecution(tx, executionId);
       if (!execution) throw new NotFoundError(`execution ${executionId}`);
-      if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(execution.state)) return;
+      if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(execution.state)) return [];
       await markExecutionCancelRequested(tx, executionId);
       if (execution.state === 'QUEUED') {
         await setExecutionState(tx, executionId, 'CANCELLED', 'cancelled');
-        return;
+        await emitEvent(tx, { kind: 'execution.ended', payload: { executionId } });
+        effects.eventsEmitted = true;
+        return [];
       }
       await cancelQueuedTaskRuns(tx, executionId);
       await requestCancel(tx, executionId);
-      await settleExecution(tx, { ...execution, cancelRequested: true }, settings, effects);
+      await settleExecution(tx, { ...execution, cancelRequested: true }, this.deps.settings, effects);
+      return waitedOnChildren(tx, executionId);
     });
-    this.announce(effects);
-    const after = await getExecution(pool, executionId);
+    for (const child of children) await this.cancelExecution(child);
+    const after = await getExecution(this.deps.pool, executionId);
     if (!after) throw new NotFoundError(`execution ${executionId}`);
     return after;
   }
@@ -118,27 +114,25 @@ export class Engine {
    * changes nothing; a repeat of the same call answers applied: false.
    */
   async finishTaskRun(req: CompleteTaskRun): Promise<CompleteResult> {
-    const { pool, settings } = this.deps;
-    const current = await getTaskRun(pool, req.taskRunId);
+    const current = await getTaskRun(this.deps.pool, req.taskRunId);
     if (!current) throw new NotFoundError(`task run ${req.taskRunId}`);
-    const effects: ProgressEffects = { queuedAny: false };
-    const result = await inTransaction(pool, async (tx) => {
+    return this.transact(async (tx, effects) => {
       await lockExecution(tx, current.executionId);
       const completed = await completeTaskRun(tx, req);
-      if (completed.applied) await afterTaskRunEnded(tx, completed.row, settings, effects);
+      if (completed.applied) {
+        await emitEvent(tx, { kind: 'task_run.ended', payload: { taskRunId: req.taskRunId } });
+        effects.eventsEmitted = true;
+      }
       return completed;
     });
-    this.announce(effects);
-    return result;
   }
 
-  /** One watchdog pass: task runs nobody heartbeats any more end `lost` (or `timeout`) and are retried. */
+  /** One watchdog pass: task runs nobody heartbeats any more end `lost` (or `timeout`); consumers retry them. */
   async sweepLostTaskRuns(heartbeatTimeoutMs: number): Promise<number> {
-    const { pool, settings } = this.deps;
-    const effects: ProgressEffects = { queuedAny: false };
-    const failed = await inTransaction(pool, async (tx) => {
+    const failed = await this.transact(async (tx, effects) => {
       const rows = await watchdogSweep(tx, { heartbeatTimeoutMs, limit: 200 });
-      for (const row of rows) await afterTaskRunEnded(tx, row, settings, effects);
+      for (const row of rows) await emitEvent(tx, { kind: 'task_run.ended', payload: { taskRunId: row.id } });
+      effects.eventsEmitted = rows.length > 0;
       return rows;
     });
     for (const row of failed) {
@@ -149,8 +143,65 @@ export class Engine {
         ownerId: row.ownerId,
       });
     }
-    this.announce(effects);
     return failed.length;
+  }
+
+  /** Starts a subflow's child execution (idempotent per task run). */
+  startSubflow(request: StartSubflowRequest): Promise<{ executionId: string }> {
+    const req = StartSubflowRequest.parse(request);
+    return this.transact((tx, effects) => startSubflowIn(tx, req, this.deps.settings, effects));
+  }
+
+  /**
+   * Processes pending events, one per transaction, until none is left or
+   * `limit` were handled. Safe to run in several processes at once (SKIP
+   * LOCKED); a failing event is retried on later passes, then parked.
+   */
+  async processPendingEvents(limit = 1000): Promise<number> {
+    let handled = 0;
+    while (handled < limit) {
+      let failedId: string | null = null;
+      try {
+        const did = await this.transact(async (tx, effects) => {
+          const event = await lockNextEvent(tx, EVENT_MAX_ATTEMPTS);
+          if (!event) return false;
+          failedId = event.id;
+          await handleEvent(tx, event, this.deps.settings, effects);
+          await markEventProcessed(tx, event.id);
+          return true;
+        });
+        if (!did) break;
+        handled += 1;
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.deps.log.error('event failed', { eventId: failedId, error: message });
+        if (failedId) await recordEventFailure(this.deps.pool, failedId, message);
+        break;
+      }
+    }
+    return handled;
+  }
+
+  /** Consumes events until stopped: at once when signalled, else every `pollIntervalMs`. */
+  startEventConsumer(opts: { pollIntervalMs: number }): () => Promise<void> {
+    let stopped = false;
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          await this.processPendingEvents();
+        } catch (err) {
+          this.deps.log.error('event consumer pass failed', {
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        if (!stopped) await this.eventSignal.wait(opts.pollIntervalMs);
+      }
+    })();
+    return async () => {
+      stopped = true;
+      this.eventSignal.close();
+      await loop;
+    };
   }
 
   /** Runs the watchdog every interval until the returned stop function is called. */

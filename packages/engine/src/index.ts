@@ -8,3 +8,6 @@ export * from './direct-protocol';
 export * from './secrets';
 export { getExecution, type ExecutionRecord } from './sql/executions';
 export { latestAttempts } from './task-queue';
+export * from './events';
+export * from './work-signal';
+export type { CreateExecutionRequest } from './create-execution';

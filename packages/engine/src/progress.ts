@@ -1,5 +1,6 @@
 import type { PoolClient } from 'pg';
 import { listTaskRunsOfExecution, type TaskRunRow } from '@sluice/claim-store';
+import { emitEvent } from './events';
 import type { EngineSettings } from './settings';
 import {
   countRunningExecutionsOfFlow,
@@ -14,6 +15,8 @@ import { backoffOf, isActive, latestAttempts, queueAttempt, queueReadyTasks } fr
 /** What a transaction changed that the caller must announce after commit. */
 export interface ProgressEffects {
   queuedAny: boolean;
+  /** Events were written: local consumers should look at once. */
+  eventsEmitted?: boolean;
 }
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
@@ -77,6 +80,8 @@ export async function settleExecution(
   else if (tasks.every((t) => latest.get(t.id)?.state === 'SUCCEEDED')) state = 'SUCCEEDED';
   else state = 'FAILED';
   await setExecutionState(tx, execution.id, state);
+  await emitEvent(tx, { kind: 'execution.ended', payload: { executionId: execution.id } });
+  effects.eventsEmitted = true;
   await startWaitingExecutions(tx, execution.namespace, execution.flowId, settings, effects);
 }
 
@@ -96,6 +101,12 @@ export async function afterTaskRunEnded(
   const retryable = run.state === 'FAILED' && run.reason !== 'cancelled' && !execution.cancelRequested;
   if (retryable && run.attempt < run.maxAttempts) {
     const task = execution.definition.flow.tasks.find((t) => t.id === run.taskId);
+    // Events arrive at least once: a retry queued by an earlier delivery is not queued again.
+    const retried = await tx.query(
+      'SELECT 1 FROM task_runs WHERE execution_id = $1 AND task_id = $2 AND attempt > $3',
+      [run.executionId, run.taskId, run.attempt],
+    );
+    if (retried.rowCount) return;
     if (task) {
       const delay = backoffOf(task, execution, settings, run.attempt);
       const retry = await queueAttempt(

@@ -164,6 +164,7 @@ describe('execution engine', () => {
       state: 'CANCELLED',
       reason: 'cancelled',
     });
+    await h.engine.processPendingEvents();
     expect((await getExecution(h.pool, ex.id))?.state).toBe('CANCELLED');
   });
 

@@ -34,8 +34,11 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
         [namespace, flowId, yaml, JSON.stringify(parsed.flow)],
       );
     },
-    claimAll: (executorTypes = ['process', 'inline']) =>
-      claimTaskRuns(pool, { ownerId: 'test', executorTypes, pools: ['default'], limit: 100 }),
+    // Consumers run first, as `sluice jobs` would have between two claims.
+    claimAll: async (executorTypes = ['process', 'inline']) => {
+      await h.engine.processPendingEvents();
+      return claimTaskRuns(pool, { ownerId: 'test', executorTypes, pools: ['default'], limit: 100 });
+    },
     runsOf: (executionId) => listTaskRunsOfExecution(pool, executionId),
     async close() {
       await pool.end();
@@ -54,12 +57,15 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
   return h;
 }
 
-export function succeed(h: EngineHarness, run: TaskRunRow, exitCode = 0) {
-  return h.engine.finishTaskRun({
+/** Ends a claimed task run as its runner would, then lets the event consumers run. */
+export async function succeed(h: EngineHarness, run: TaskRunRow, exitCode = 0) {
+  const result = await h.engine.finishTaskRun({
     taskRunId: run.id,
     fence: run.fence,
     state: exitCode === 0 ? 'SUCCEEDED' : 'FAILED',
     reason: exitCode === 0 ? null : 'exit_code',
     exitCode,
   });
+  await h.engine.processPendingEvents();
+  return result;
 }

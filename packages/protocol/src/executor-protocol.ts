@@ -70,6 +70,42 @@ export type CompletionResponse = z.infer<typeof CompletionResponse>;
 
 export const StillRunningResponse = z.object({ running: z.boolean() });
 
+/** A subflow task asks the server to start its child execution (idempotent per task run). */
+export const StartSubflowRequest = FencedTaskRunRef.extend({
+  /** `flow` in the parent's namespace, or `namespace/flow`. */
+  flow: z.string().min(1),
+  inputs: z.record(z.string(), z.unknown()).default({}),
+  /** true: the task run is parked until the child ends, and the child's end completes it. */
+  wait: z.boolean(),
+});
+export type StartSubflowRequest = z.input<typeof StartSubflowRequest>;
+export const StartSubflowResponse = z.object({ executionId: z.string() });
+export type StartSubflowResponse = z.infer<typeof StartSubflowResponse>;
+
+export const CancelRequestedRequest = z.object({ taskRunIds: z.array(z.string()).max(1000) });
+export const CancelRequestedResponse = z.object({ taskRunIds: z.array(z.string()) });
+
+export const WaitForWorkResponse = z.object({ queued: z.boolean() });
+
+/** Executor API paths, under INTERNAL_HTTP_SERVER_ADDR of any server; every call carries X-Internal-Secret. */
+export const EXECUTOR_API_PREFIX = '/internal/v1/executor';
+export const INTERNAL_SECRET_HEADER = 'x-internal-secret';
+/** Sent with claims (and any call a client may retry) so a retry never applies twice. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const executorPaths = {
+  register: () => `${EXECUTOR_API_PREFIX}/register`,
+  claim: () => `${EXECUTOR_API_PREFIX}/claim`,
+  /** Long poll: answers when task runs are queued anywhere, or after `timeoutMs`. */
+  waitForWork: (timeoutMs: number) => `${EXECUTOR_API_PREFIX}/wait-for-work?timeoutMs=${timeoutMs}`,
+  cancelRequested: () => `${EXECUTOR_API_PREFIX}/cancel-requested`,
+  started: (id: string) => `${EXECUTOR_API_PREFIX}/task-runs/${id}/started`,
+  heartbeat: (id: string) => `${EXECUTOR_API_PREFIX}/task-runs/${id}/heartbeat`,
+  logs: (id: string) => `${EXECUTOR_API_PREFIX}/task-runs/${id}/logs`,
+  complete: (id: string) => `${EXECUTOR_API_PREFIX}/task-runs/${id}/complete`,
+  running: (id: string) => `${EXECUTOR_API_PREFIX}/task-runs/${id}/running`,
+  subflow: (id: string) => `${EXECUTOR_API_PREFIX}/task-runs/${id}/subflow`,
+} as const;
+
 /** Thrown (or answered as 409) when a write carries a fence older than the task run's. */
 export class StaleFenceError extends Error {
   readonly code = 'stale_fence';
@@ -93,4 +129,12 @@ export interface ExecutorProtocol {
   isStillRunning(taskRunId: string): Promise<boolean>;
   /** Cancel requests among the given task runs (one round trip for a whole instance). */
   cancelRequested(taskRunIds: string[]): Promise<string[]>;
+  /** Starts the child execution of a subflow task run; the same task run always gets the same child. */
+  startSubflow(request: StartSubflowRequest): Promise<StartSubflowResponse>;
+  /**
+   * Resolves true as soon as task runs are queued anywhere (PostgreSQL
+   * NOTIFY, relayed by the server), false after `timeoutMs` without any.
+   * Instances call it in a loop and claim when it answers true.
+   */
+  waitForWork(timeoutMs: number): Promise<boolean>;
 }

@@ -5,8 +5,14 @@ import { createInternalApp, createPublicApp } from '@sluice/api';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sluice/bootstrap';
 import { createPool, createPrismaClient, migrate, TASK_RUN_QUEUED_CHANNEL } from '@sluice/claim-store';
 import type { ServerConfig } from '@sluice/config';
-import { createDirectExecutorProtocol, DEFAULT_ENGINE_SETTINGS, Engine, RunnerService } from '@sluice/engine';
-import { createInstance, standaloneSlotGroups, type Instance } from '@sluice/instance';
+import {
+  createDirectExecutorProtocol,
+  DEFAULT_ENGINE_SETTINGS,
+  Engine,
+  EVENTS_CHANNEL,
+  RunnerService,
+} from '@sluice/engine';
+import { createInstance, standaloneSlotGroups } from '@sluice/instance';
 import {
   createLogger,
   createMetrics,
@@ -18,6 +24,17 @@ import {
 import { SecretKeyring } from '@sluice/secrets';
 import { standaloneExecutors } from './executors';
 import { resolveServerSecrets } from './secrets-source';
+
+/** Calls `wake` each time the engine's work signal fires, until the returned function is called. */
+function wakeOnWork(engine: Engine, wake: () => void): () => void {
+  let stopped = false;
+  void (async () => {
+    while (!stopped) if (await engine.workSignal.wait(60_000)) wake();
+  })();
+  return () => {
+    stopped = true;
+  };
+}
 
 export interface ServerOptions {
   standalone: boolean;
@@ -35,10 +52,14 @@ export interface RunningServer {
 
 type Stopper = () => Promise<void> | void;
 
-/** LISTEN for queued work queued by any server process, and wake the local instance. */
-async function listenForQueuedWork(
+/**
+ * LISTEN for work queued and events written by any process on this database,
+ * and relay them: to the local instance, to executors long-polling the
+ * executor API, and to the local event consumer.
+ */
+async function relayNotifications(
   url: string,
-  onQueued: () => void,
+  engine: Engine,
   log: { warn(m: string, f?: object): void },
 ): Promise<Client> {
   const client = new Client({ connectionString: url });
@@ -46,8 +67,12 @@ async function listenForQueuedWork(
     log.warn('LISTEN connection failed; falling back to polling', { error: err.message }),
   );
   await client.connect();
-  client.on('notification', () => onQueued());
+  client.on('notification', (n) => {
+    if (n.channel === TASK_RUN_QUEUED_CHANNEL) engine.workSignal.notify();
+    else if (n.channel === EVENTS_CHANNEL) engine.eventSignal.notify();
+  });
   await client.query(`LISTEN ${TASK_RUN_QUEUED_CHANNEL}`);
+  await client.query(`LISTEN ${EVENTS_CHANNEL}`);
   return client;
 }
 
@@ -97,7 +122,6 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     const prisma = createPrismaClient(databaseUrl);
     stoppers.push(() => prisma.$disconnect());
 
-    let instance: Instance | null = null;
     const engine = new Engine({
       pool,
       keyring: new SecretKeyring(secrets.masterKeys),
@@ -107,7 +131,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         defaultMaxAttempts: config.scheduling.defaultMaxAttempts,
       },
       log,
-      onQueued: () => instance?.wake(),
+      onQueued: () => undefined,
       onSecretResolved: registerSecretValue,
     });
     const runner = new RunnerService(engine);
@@ -147,7 +171,14 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     const publicUrl = `http://127.0.0.1:${pub.port}`;
     const internalUrl = `http://127.0.0.1:${internal.port}`;
 
+    const listener = await relayNotifications(databaseUrl, engine, log);
+    stoppers.push(() => listener.end());
+    stoppers.push(() => engine.workSignal.close());
+
     if (options.standalone) {
+      // Background jobs of a standalone server: the event consumer and the watchdog.
+      const stopConsumer = engine.startEventConsumer({ pollIntervalMs: 1000 });
+      stoppers.push(stopConsumer);
       const stopWatchdog = engine.startWatchdog({
         intervalMs: config.scheduling.watchdogInterval,
         heartbeatTimeoutMs: config.scheduling.heartbeatTimeout,
@@ -174,10 +205,9 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
           claimed: (group, count) => metrics.claimsTotal.inc({ executor_type: group }, count),
         },
       });
-      instance = local;
-      // Stopped before the HTTP servers close: runners of dying task runs may still report.
-      const listener = await listenForQueuedWork(databaseUrl, () => local.wake(), log);
-      stoppers.push(() => listener.end());
+      // Wakes on local and relayed queued work (the NOTIFY relay above feeds workSignal).
+      const unsubscribe = wakeOnWork(engine, () => local.wake());
+      stoppers.push(unsubscribe);
       await local.start();
       stoppers.push(() => local.stop('shutdown'));
       log.info('embedded instance started', {

@@ -15,7 +15,8 @@ export interface WatchdogSweepOptions {
 // first; a sweep that meets it after that commit re-checks the WHERE against
 // the new version (state FAILED) and drops it, so nothing is failed twice.
 // Failing bumps the fence, so the old holder's later heartbeat, logs and
-// completion are refused. The scan touches only STARTING/RUNNING rows
+// completion are refused. A subflow task run parked on its child execution
+// is left alone (its child's end resumes it). The scan touches only STARTING/RUNNING rows
 // (task_runs_state_heartbeat_at_idx), which are bounded by the slots in use.
 const SWEEP_SQL = `
 WITH due AS (
@@ -24,6 +25,8 @@ WITH due AS (
               THEN 'lost' ELSE 'timeout' END AS reason
   FROM task_runs
   WHERE state IN ('STARTING', 'RUNNING')
+    -- A parked subflow has no process to heartbeat it: its child execution ends it.
+    AND waiting_on_execution_id IS NULL
     AND (coalesce(heartbeat_at, claimed_at) < now() - $1::float8 * interval '1 millisecond'
          OR (state = 'RUNNING' AND started_at + (timeout_ms::bigint + $2::bigint) * interval '1 millisecond' < now()))
   ORDER BY coalesce(heartbeat_at, claimed_at)

@@ -13,6 +13,9 @@ export interface ExecutionRecord {
   trigger: string;
   scheduledFor: Date | null;
   cancelRequested: boolean;
+  /** Set on a subflow's child execution. */
+  parentTaskRunId: string | null;
+  inputs: Record<string, unknown> | null;
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
@@ -29,6 +32,8 @@ interface ExecutionDbRow {
   trigger: string;
   scheduled_for: Date | null;
   cancel_requested: boolean;
+  parent_task_run_id: string | null;
+  inputs: Record<string, unknown> | null;
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
@@ -46,6 +51,8 @@ function toRecord(r: ExecutionDbRow): ExecutionRecord {
     trigger: r.trigger,
     scheduledFor: r.scheduled_for,
     cancelRequested: r.cancel_requested,
+    parentTaskRunId: r.parent_task_run_id,
+    inputs: r.inputs,
     createdAt: r.created_at,
     startedAt: r.started_at,
     endedAt: r.ended_at,
@@ -62,14 +69,31 @@ export async function insertExecution(
     definition: ExecutionDefinition;
     trigger: string;
     scheduledFor: Date | null;
+    parentTaskRunId: string | null;
+    inputs: Record<string, unknown> | null;
   },
-): Promise<ExecutionRecord> {
+): Promise<ExecutionRecord | null> {
+  // A scheduled execution is unique per due time: a second scheduler cycle for
+  // the same time inserts nothing and answers null.
   const r = await db.query<ExecutionDbRow>(
-    `INSERT INTO executions (id, namespace, flow_id, snapshot_id, definition, state, trigger, scheduled_for)
-     VALUES ($1, $2, $3, $4, $5, 'QUEUED', $6, $7) RETURNING *`,
-    [e.id, e.namespace, e.flowId, e.snapshotId, JSON.stringify(e.definition), e.trigger, e.scheduledFor],
+    `INSERT INTO executions (id, namespace, flow_id, snapshot_id, definition, state, trigger, scheduled_for,
+                             parent_task_run_id, inputs)
+     VALUES ($1, $2, $3, $4, $5, 'QUEUED', $6, $7, $8, $9)
+     ON CONFLICT (namespace, flow_id, scheduled_for) DO NOTHING
+     RETURNING *`,
+    [
+      e.id,
+      e.namespace,
+      e.flowId,
+      e.snapshotId,
+      JSON.stringify(e.definition),
+      e.trigger,
+      e.scheduledFor,
+      e.parentTaskRunId,
+      e.inputs === null ? null : JSON.stringify(e.inputs),
+    ],
   );
-  return toRecord(r.rows[0]!);
+  return r.rows[0] ? toRecord(r.rows[0]) : null;
 }
 
 export async function getExecution(db: Queryable, id: string): Promise<ExecutionRecord | null> {
