@@ -68,6 +68,7 @@ export class RunnerService {
 
   async spec(p: RunnerPrincipal): Promise<RunnerTaskSpec> {
     const { pool, keyring, settings } = this.deps;
+    if (!keyring) throw new Error('this process has no SLUICE_MASTER_KEYS: it cannot serve the runner API');
     const run = p.taskRun;
     const execution = await getExecution(pool, run.executionId);
     if (!execution) throw new RunTokenRevokedError();

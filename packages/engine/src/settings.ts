@@ -4,7 +4,7 @@ import type { SecretKeyring } from '@sluice/secrets';
 
 /** Engine knobs, from the app's configuration (names of the variables in comments). */
 export interface EngineSettings {
-  /** AUTH_JWT_SECRET: signs run tokens (and user tokens, in the API). */
+  /** AUTH_JWT_SECRET: signs run tokens. Empty in `sluice jobs`, which mints none. */
   jwtSecret: string;
   /** PIPELINE_DEFAULT_MAX_ATTEMPTS: attempts when neither task nor flow sets retry.max_attempts. */
   defaultMaxAttempts: number;
@@ -41,7 +41,8 @@ export interface EngineLog {
 
 export interface EngineDeps {
   pool: Pool;
-  keyring: SecretKeyring;
+  /** Decrypts secrets for the runner API; absent in `sluice jobs`, which resolves none. */
+  keyring?: SecretKeyring;
   settings: EngineSettings;
   log: EngineLog;
   /** Called after a commit that queued task runs (in-process wake-up of local instances). */
