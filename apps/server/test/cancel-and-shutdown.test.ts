@@ -123,4 +123,34 @@ tasks:
     ]);
     expect((await api2.logs(done.taskRuns[1]!.id)).map((l) => l.line)).toContain('second-attempt');
   });
+
+  it('kill -9 of the server: its runners stop their tasks, and after a restart the task run fails lost and is retried', async () => {
+    server = await startStandalone(db.url, { PIPELINE_HEARTBEAT_TIMEOUT: '3s' });
+    const api = apiClient(server.publicUrl, await adminToken());
+    const flow = `
+retry: { max_attempts: 2, backoff: 1s }
+tasks:
+  - id: long
+    type: command
+    command: ["sh", "-c", "if [ \\"$SLUICE_ATTEMPT\\" = 1 ]; then echo first; exec sleep 302; fi; echo second-attempt"]
+`;
+    expect((await api.putFlow('demo', 'crash', flow)).status).toBe(200);
+    const id = await api.run('demo', 'crash');
+    const running = await api.waitFor(id, (e) => e.taskRuns?.[0]?.state === 'RUNNING');
+    await waitUntil('first line', async () => (await api.logs(running.taskRuns[0]!.id)).some((l) => l.line === 'first'));
+
+    await server.stop('SIGKILL');
+    server = undefined;
+    // The runner saw its instance die (its stdin pipe closed) and stopped the task.
+    await waitUntil('the orphaned task to stop', () => !processAlive('sleep 302'), 20_000);
+
+    server = await startStandalone(db.url, { PIPELINE_HEARTBEAT_TIMEOUT: '3s' });
+    const api2 = apiClient(server.publicUrl, await adminToken());
+    const done = await api2.waitFor(id, ended, 30_000);
+    expect(done.state).toBe('SUCCEEDED');
+    expect(done.taskRuns.map((r) => [r.attempt, r.state, r.reason])).toEqual([
+      [1, 'FAILED', 'lost'],
+      [2, 'SUCCEEDED', null],
+    ]);
+  });
 });

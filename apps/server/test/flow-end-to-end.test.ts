@@ -186,4 +186,29 @@ describe('sluice server --standalone, end to end', () => {
       expect(payload.sub).toBe(execution.taskRuns[0]!.id);
     }
   });
+
+  it('runs a subflow: the parent task waits for the child execution and gets its outputs', async () => {
+    const child = 'tasks:\n  - id: produce\n    type: command\n    command: ["sh", "-c", "echo answer=42 >> \\"$SLUICE_OUTPUTS\\""]\n';
+    expect((await api.putFlow('demo', 'child', child)).status).toBe(200);
+    const parent = [
+      'tasks:',
+      '  - id: call',
+      '    type: subflow',
+      '    flow: child',
+      '  - id: use',
+      '    type: command',
+      '    command: ["echo", "child said {{ outputs.call.produce.answer }}"]',
+      '    depends_on: [call]',
+    ].join('\n');
+    expect((await api.putFlow('demo', 'parent', parent)).status).toBe(200);
+    const id = await api.run('demo', 'parent');
+    const execution = await api.waitFor(id, ended, 30_000);
+    expect(execution.state).toBe('SUCCEEDED');
+    const call = execution.taskRuns.find((r) => r.taskId === 'call')!;
+    expect(call.outputs).toMatchObject({ state: 'SUCCEEDED', 'produce.answer': '42' });
+    const childExecution = await api.execution(String(call.outputs!.executionId));
+    expect(childExecution.state).toBe('SUCCEEDED');
+    const use = execution.taskRuns.find((r) => r.taskId === 'use')!;
+    expect((await api.logs(use.id)).map((l) => l.line)).toContain('child said 42');
+  });
 });

@@ -9,6 +9,8 @@ import {
   setOutputs,
   getTaskRun,
   markRunning,
+  type ClaimOptions,
+  type TaskRunRow,
 } from '@sluice/claim-store';
 import { createRunToken } from '@sluice/auth';
 import {
@@ -47,35 +49,8 @@ export function createDirectExecutorProtocol(
     },
 
     async claim(request) {
-      const req = ClaimRequest.parse(request);
-      const rows = await claimTaskRuns(pool, {
-        ownerId: req.instanceId,
-        executorTypes: req.executorTypes,
-        pools: req.pools,
-        limit: req.limit,
-        // The per-pool kubernetes limit holds across all instances: the claim store enforces it inside the claim.
-        perPoolLimits:
-          k8sMaxJobs > 0 && req.executorTypes.includes('kubernetes')
-            ? req.pools.map((p) => ({ executorType: 'kubernetes' as const, pool: p, maxActive: k8sMaxJobs }))
-            : undefined,
-      });
-      return Promise.all(
-        rows.map(async (row): Promise<ClaimedTaskRun> => ({
-          taskRunId: row.id,
-          executionId: row.executionId,
-          taskId: row.taskId,
-          attempt: row.attempt,
-          fence: row.fence,
-          executor: row.executor as unknown as ResolvedExecutor,
-          timeoutMs: row.timeoutMs,
-          task: stripEnv(row.spec),
-          runToken: await createRunToken(
-            settings.jwtSecret,
-            { taskRunId: row.id, fence: row.fence },
-            row.timeoutMs,
-          ),
-        })),
-      );
+      const rows = await claimTaskRuns(pool, claimOptionsFor(ClaimRequest.parse(request), k8sMaxJobs));
+      return Promise.all(rows.map((row) => toClaimedTaskRun(row, settings.jwtSecret)));
     },
 
     async markStarted(request: MarkStartedRequest) {
@@ -106,6 +81,36 @@ export function createDirectExecutorProtocol(
     cancelRequested: (ids) => cancelRequestedAmong(pool, ids),
     startSubflow: (request) => engine.startSubflow(request),
     waitForWork: (timeoutMs) => engine.workSignal.wait(timeoutMs),
+  };
+}
+
+/** What a claim asks of the claim store. Shared with idempotent claims (executor-claims.ts). */
+export function claimOptionsFor(req: ClaimRequest, k8sMaxJobs: number): ClaimOptions {
+  return {
+    ownerId: req.instanceId,
+    executorTypes: req.executorTypes,
+    pools: req.pools,
+    limit: req.limit,
+    // The per-pool kubernetes limit holds across all instances: the claim store enforces it inside the claim.
+    perPoolLimits:
+      k8sMaxJobs > 0 && req.executorTypes.includes('kubernetes')
+        ? req.pools.map((p) => ({ executorType: 'kubernetes' as const, pool: p, maxActive: k8sMaxJobs }))
+        : undefined,
+  };
+}
+
+/** A claimed row as the executor receives it, with a run token minted for its current fence. */
+export async function toClaimedTaskRun(row: TaskRunRow, jwtSecret: string): Promise<ClaimedTaskRun> {
+  return {
+    taskRunId: row.id,
+    executionId: row.executionId,
+    taskId: row.taskId,
+    attempt: row.attempt,
+    fence: row.fence,
+    executor: row.executor as unknown as ResolvedExecutor,
+    timeoutMs: row.timeoutMs,
+    task: stripEnv(row.spec),
+    runToken: await createRunToken(jwtSecret, { taskRunId: row.id, fence: row.fence }, row.timeoutMs),
   };
 }
 

@@ -5,6 +5,7 @@ export * from './snapshots';
 export * from './engine';
 export * from './runner-service';
 export * from './direct-protocol';
+export * from './executor-claims';
 export * from './secrets';
 export { getExecution, type ExecutionRecord } from './sql/executions';
 export { latestAttempts } from './task-queue';

@@ -38,11 +38,11 @@ interface InlineRun {
 
 type Completion = Omit<CompletionRequest, 'taskRunId' | 'fence'>;
 
-export const SUBFLOW_NOT_SUPPORTED =
-  'subflow tasks cannot run yet: they arrive with distributed mode (the distributed-mode issue)';
+/** A subflow that waits for its child: the server parks the task run and the child's end completes it. */
+const PARKED = 'parked' as const;
 
 /**
- * Runs `http` (and, later, `subflow`) tasks inside the instance. It reports
+ * Runs `http` and `subflow` tasks inside the instance. It reports
  * logs and the completion itself through the executor protocol, so `wait`
  * always answers `completed: true` unless that report failed.
  *
@@ -130,10 +130,26 @@ export class InlineExecutor implements Executor {
     }
   }
 
-  private async perform(r: InlineRun): Promise<Completion> {
+  /** Starts the child execution; a waiting subflow is then parked on the server, not held here. */
+  private async startSubflow(r: InlineRun): Promise<Completion | typeof PARKED> {
+    const task = r.run.task as { flow?: unknown; inputs?: unknown; wait?: unknown };
+    if (typeof task.flow !== 'string') return { state: 'FAILED', reason: 'error', error: 'subflow task has no flow' };
+    const wait = task.wait !== false;
+    const { executionId } = await r.ctx.protocol.startSubflow({
+      taskRunId: r.run.taskRunId,
+      fence: r.run.fence,
+      flow: task.flow,
+      inputs: (task.inputs ?? {}) as Record<string, unknown>,
+      wait,
+    });
+    this.logLine(r, `started subflow ${task.flow}: execution ${executionId}${wait ? ', waiting for it' : ''}`);
+    return wait ? PARKED : { state: 'SUCCEEDED', outputs: { executionId } };
+  }
+
+  private async perform(r: InlineRun): Promise<Completion | typeof PARKED> {
     if (r.stopReason) return stoppedCompletion(r);
     const type = r.run.task.type;
-    if (type === 'subflow') return { state: 'FAILED', reason: 'error', error: SUBFLOW_NOT_SUPPORTED };
+    if (type === 'subflow') return this.startSubflow(r);
     if (type !== 'http') {
       return {
         state: 'FAILED',
@@ -174,10 +190,14 @@ export class InlineExecutor implements Executor {
     }
   }
 
-  private async finish(r: InlineRun, completion: Completion): Promise<ExecutorOutcome> {
+  private async finish(r: InlineRun, completion: Completion | typeof PARKED): Promise<ExecutorOutcome> {
     const { taskRunId, fence } = r.run;
     // A newer claim owns the task run: whatever this attempt would report is stale.
     if (r.stopReason === 'stale') return { exitCode: null, signal: null, completed: true };
+    if (completion === PARKED) {
+      await this.flushLogs(r);
+      return { exitCode: null, signal: null, completed: true };
+    }
     if (completion.error) this.logLine(r, completion.error);
     await this.flushLogs(r);
     try {

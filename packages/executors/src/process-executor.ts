@@ -73,7 +73,9 @@ export class ProcessExecutor implements Executor {
     const [command, ...args] = this.runnerCommand;
     const child = spawn(command, args, {
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // stdin stays open and unwritten: the runner takes its end (EOF) as "my instance died",
+      // even after a kill -9, and stops its task so the watchdog can fail it `lost`.
+      stdio: ['pipe', 'pipe', 'pipe'],
       env: runnerEnvironment(this.env, run, ctx.runnerApiUrl),
     });
     const outcome = new Promise<ExecutorOutcome>((resolve) => {
@@ -85,6 +87,8 @@ export class ProcessExecutor implements Executor {
         reject(new Error(`could not start the runner ${command}: ${err.message}`)),
       );
     });
+    // The runner may exit before we ever close its stdin: a broken pipe there is expected.
+    child.stdin?.on('error', () => undefined);
     // After a successful spawn, 'error' only reports failed signals; log it rather than crash.
     child.on('error', (err) =>
       ctx.log.warn('runner process error', {

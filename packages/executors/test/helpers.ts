@@ -8,6 +8,7 @@ import type {
   FencedTaskRunRef,
   InstanceRegistration,
   MarkStartedRequest,
+  StartSubflowRequest,
 } from '@sluice/protocol';
 import type { LogFields, Logger } from '../src';
 
@@ -95,6 +96,14 @@ export class RecordingProtocol implements ExecutorProtocol {
   }
   async cancelRequested(_taskRunIds: string[]): Promise<string[]> {
     return [];
+  }
+  subflows: StartSubflowRequest[] = [];
+  async startSubflow(request: StartSubflowRequest): Promise<{ executionId: string }> {
+    this.subflows.push(request);
+    return { executionId: `child-of-${request.taskRunId}` };
+  }
+  async waitForWork(_timeoutMs: number): Promise<boolean> {
+    return false;
   }
   logLines(taskRunId: string): string[] {
     return this.logs.filter((b) => b.taskRunId === taskRunId).flatMap((b) => b.lines.map((l) => l.line));

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InlineExecutor, SUBFLOW_NOT_SUPPORTED, type ExecutorContext } from '../src';
+import { InlineExecutor, type ExecutorContext } from '../src';
 import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
 
 interface Received {
@@ -213,16 +213,29 @@ describe('InlineExecutor', () => {
     expect(received).toHaveLength(0);
   });
 
-  it('fails subflow tasks clearly instead of running them', async () => {
+  it('starts a waiting subflow and leaves the task run parked for the child to complete', async () => {
     const run = claimedRun({
-      executor: { type: 'inline', pool: 'default' },
-      task: { type: 'subflow', flow: 'child', wait: true },
+      executor: { type: 'inline', pool: '' },
+      task: { type: 'subflow', flow: 'child', inputs: { n: 1 }, wait: true },
+    });
+    const outcome = await runToEnd(new InlineExecutor(), run);
+    expect(protocol.subflows).toEqual([
+      { taskRunId: run.taskRunId, fence: run.fence, flow: 'child', inputs: { n: 1 }, wait: true },
+    ]);
+    expect(protocol.completions).toHaveLength(0);
+    expect(outcome).toMatchObject({ completed: true });
+    expect(protocol.logLines(run.taskRunId).join('\n')).toContain('waiting for it');
+  });
+
+  it('completes a subflow that does not wait with the child execution id', async () => {
+    const run = claimedRun({
+      executor: { type: 'inline', pool: '' },
+      task: { type: 'subflow', flow: 'other/child', wait: false },
     });
     await runToEnd(new InlineExecutor(), run);
     expect(protocol.completions[0]).toMatchObject({
-      state: 'FAILED',
-      reason: 'error',
-      error: SUBFLOW_NOT_SUPPORTED,
+      state: 'SUCCEEDED',
+      outputs: { executionId: `child-of-${run.taskRunId}` },
     });
   });
 

@@ -131,6 +131,15 @@ export class InMemoryProtocol implements ExecutorProtocol {
     return taskRunIds.filter((id) => this.cancels.has(id));
   }
 
+  async startSubflow(request: { taskRunId: string }): Promise<{ executionId: string }> {
+    return { executionId: `child-of-${request.taskRunId}` };
+  }
+
+  /** No relay here: answers "nothing new" shortly, so callers fall back to their poll. */
+  async waitForWork(timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => setTimeout(() => resolve(false), Math.min(timeoutMs, 10)));
+  }
+
   private get(taskRunId: string): StoredTaskRun {
     const stored = this.taskRuns.get(taskRunId);
     if (!stored) throw new Error(`unknown task run ${taskRunId}`);

@@ -1,5 +1,29 @@
+import { fstatSync } from 'node:fs';
 import { parseRunnerEnv } from '@sluice/config';
 import { runTask } from './run-task';
+
+/**
+ * When stdin is a pipe (the process executor keeps one open and never writes
+ * to it), its end means the instance died, even by kill -9. In a container or
+ * a terminal stdin is not a pipe, and nothing is watched.
+ */
+function watchParentPipe(): Promise<void> | undefined {
+  let isPipe = false;
+  try {
+    // Node's 'pipe' stdio is a socket pair; a shell's pipe is a FIFO.
+    const stat = fstatSync(0);
+    isPipe = stat.isFIFO() || stat.isSocket();
+  } catch {
+    return undefined;
+  }
+  if (!isPipe) return undefined;
+  return new Promise((resolve) => {
+    process.stdin.on('end', () => resolve());
+    process.stdin.on('close', () => resolve());
+    process.stdin.on('error', () => resolve());
+    process.stdin.resume();
+  });
+}
 
 export interface ExecIo {
   env: Record<string, string | undefined>;
@@ -25,6 +49,7 @@ export async function runExecCommand(io: ExecIo): Promise<number> {
       ...env,
       env: io.env,
       log: (message) => io.stderr(`sluice exec: ${message}\n`),
+      parentGone: watchParentPipe(),
     });
     return exitCode;
   } catch (error) {

@@ -19,6 +19,13 @@ export interface RunTaskOptions {
   finalFlushTimeoutMs?: number;
   /** Log lines queued before the task's output is paused; 50 000 by default. */
   maxQueuedLogLines?: number;
+  /**
+   * Settles when the process that started this runner is gone (the process
+   * executor holds our stdin open; EOF means it died). The task is then
+   * stopped and no result is posted: the watchdog fails the task run `lost`,
+   * as the spec wants for work whose instance went away.
+   */
+  parentGone?: Promise<void>;
 }
 
 export interface RunTaskResult {
@@ -47,6 +54,7 @@ export async function runTask(options: RunTaskOptions): Promise<RunTaskResult> {
     handleSignals: options.handleSignals ?? true,
     finalFlushTimeoutMs: options.finalFlushTimeoutMs ?? 120_000,
     maxQueuedLogLines: options.maxQueuedLogLines,
+    parentGone: options.parentGone,
   });
   return { exitCode: await run.run() };
 }

@@ -22,6 +22,8 @@ export interface TaskRunOptions {
   log: (message: string) => void;
   /** Treat SIGTERM/SIGINT of this process as a cancel. */
   handleSignals: boolean;
+  /** Settles when the instance that started the runner died (see RunTaskOptions.parentGone). */
+  parentGone?: Promise<void>;
   /** How long the last log lines may take to deliver once the task has ended. */
   finalFlushTimeoutMs: number;
   /** Log lines queued before the task's output is paused. */
@@ -79,6 +81,9 @@ export class TaskRun {
       onOwnershipLost: (error) => this.onOwnershipLost(error),
       log: this.options.log,
     });
+    void this.options.parentGone?.then(() =>
+      this.onOwnershipLost(new Error('the instance that started this runner is gone')),
+    );
     let dirs: RunDirs | null = null;
     try {
       let outcome: Outcome;

@@ -1,0 +1,154 @@
+import {
+  claimTaskRuns,
+  query,
+  toTaskRunRow,
+  withTransaction,
+  type Queryable,
+  type TaskRunRow,
+} from '@sluice/claim-store';
+import { ClaimRequest, type ClaimedTaskRun } from '@sluice/protocol';
+import { claimOptionsFor, toClaimedTaskRun, type DirectProtocolOptions } from './direct-protocol';
+import type { Engine } from './engine';
+
+/**
+ * Claims over the HTTP executor API carry an Idempotency-Key: an executor
+ * whose claim answer was lost (timeout, a replica restarting) retries with the
+ * same key and must get the task runs it already holds, not a second batch —
+ * the first batch would otherwise sit STARTING with nobody to run it until the
+ * watchdog fails it `lost`, spending an attempt.
+ *
+ * The first call with a key claims and records the task run ids in
+ * executor_claims under (instance id, key); a repeat answers those of them the
+ * instance still holds (STARTING/RUNNING, owned by it) at their current fence,
+ * with freshly minted run tokens. The key decides: a repeat with a different
+ * body still answers the first call's task runs. A claim that found nothing
+ * leaves no row (a repeat may simply claim again: nothing was applied), so
+ * idle polling does not fill the table.
+ */
+
+export interface IdempotentClaimResult {
+  taskRuns: ClaimedTaskRun[];
+  /** True when the key was seen before and nothing new was claimed. */
+  replayed: boolean;
+}
+
+export async function claimIdempotently(
+  engine: Engine,
+  request: ClaimRequest,
+  idempotencyKey: string,
+  options: DirectProtocolOptions = {},
+): Promise<IdempotentClaimResult> {
+  const req = ClaimRequest.parse(request);
+  if (!idempotencyKey) throw new Error('claimIdempotently: idempotencyKey must not be empty');
+  const { pool, settings } = engine.deps;
+  const claimOptions = claimOptionsFor(req, options.k8sMaxJobs ?? 0);
+  const mint = (rows: TaskRunRow[]) =>
+    Promise.all(rows.map((row) => toClaimedTaskRun(row, settings.jwtSecret)));
+  const replay = async (ids: string[]): Promise<IdempotentClaimResult> => ({
+    taskRuns: await mint(await heldBy(pool, req.instanceId, ids)),
+    replayed: true,
+  });
+
+  const recorded = await recordedTaskRunIds(pool, req.instanceId, idempotencyKey);
+  if (recorded) return replay(recorded);
+
+  if (claimOptions.perPoolLimits) {
+    // The per-pool limit serialises claimers in a transaction of its own (it
+    // needs the Pool), so the record follows that transaction instead of being
+    // part of it. A crash in between leaves the claimed task runs unrecorded:
+    // a retry claims others, and those nobody runs are failed `lost` by the
+    // watchdog after PIPELINE_HEARTBEAT_TIMEOUT and retried (one attempt
+    // spent). Twins in flight at once (a retry while the first call still
+    // runs) both claim; their ids are merged, so the later answer has both.
+    const rows = await claimTaskRuns(pool, claimOptions);
+    if (rows.length === 0) return { taskRuns: [], replayed: false };
+    const ids = await appendRecord(pool, req.instanceId, idempotencyKey, rows);
+    const answer = ids.length === rows.length ? rows : await heldBy(pool, req.instanceId, ids);
+    return { taskRuns: await mint(answer), replayed: false };
+  }
+
+  // Claim and record in one transaction. The reserving INSERT is also the
+  // lock: a twin with the same key waits for it and then finds the record.
+  const claimed = await withTransaction(pool, async (tx) => {
+    const reserved = await query(
+      tx,
+      `INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids) VALUES ($1, $2, '{}')
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [req.instanceId, idempotencyKey],
+    );
+    if (reserved.rowCount === 0) return null;
+    const rows = await claimTaskRuns(tx, claimOptions);
+    await query(
+      tx,
+      rows.length === 0
+        ? 'DELETE FROM executor_claims WHERE instance_id = $1 AND idempotency_key = $2'
+        : 'UPDATE executor_claims SET task_run_ids = $3::uuid[] WHERE instance_id = $1 AND idempotency_key = $2',
+      rows.length === 0
+        ? [req.instanceId, idempotencyKey]
+        : [req.instanceId, idempotencyKey, rows.map((r) => r.id)],
+    );
+    return rows;
+  });
+  if (claimed) return { taskRuns: await mint(claimed), replayed: false };
+  return replay((await recordedTaskRunIds(pool, req.instanceId, idempotencyKey)) ?? []);
+}
+
+/** Deletes claim records older than `olderThanMs` (retries come within a minute; an hour is plenty). */
+export async function pruneExecutorClaims(
+  db: Queryable,
+  olderThanMs: number,
+  batchSize = 5000,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rowCount } = await query(
+      db,
+      `DELETE FROM executor_claims WHERE ctid IN (
+         SELECT ctid FROM executor_claims
+         WHERE created_at < now() - $1::float8 * interval '1 millisecond'
+         LIMIT $2)`,
+      [olderThanMs, batchSize],
+    );
+    total += rowCount ?? 0;
+    if ((rowCount ?? 0) < batchSize) return total;
+  }
+}
+
+async function recordedTaskRunIds(db: Queryable, instanceId: string, key: string): Promise<string[] | null> {
+  const { rows } = await query<{ task_run_ids: string[] | null }>(
+    db,
+    'SELECT task_run_ids FROM executor_claims WHERE instance_id = $1 AND idempotency_key = $2',
+    [instanceId, key],
+  );
+  return rows[0] ? (rows[0].task_run_ids ?? []) : null;
+}
+
+async function appendRecord(
+  db: Queryable,
+  instanceId: string,
+  key: string,
+  rows: TaskRunRow[],
+): Promise<string[]> {
+  const { rows: out } = await query<{ task_run_ids: string[] }>(
+    db,
+    `INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids) VALUES ($1, $2, $3::uuid[])
+     ON CONFLICT (instance_id, idempotency_key)
+     DO UPDATE SET task_run_ids = executor_claims.task_run_ids || EXCLUDED.task_run_ids
+     RETURNING task_run_ids`,
+    [instanceId, key, rows.map((r) => r.id)],
+  );
+  return out[0]?.task_run_ids ?? [];
+}
+
+/** Of `ids`, the task runs `instanceId` still holds, oldest claim first. */
+async function heldBy(db: Queryable, instanceId: string, ids: string[]): Promise<TaskRunRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await query(
+    db,
+    `SELECT * FROM task_runs
+     WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND state IN ('STARTING', 'RUNNING')
+     ORDER BY available_at, created_at, id`,
+    [ids, instanceId],
+  );
+  return rows.map(toTaskRunRow);
+}
