@@ -92,65 +92,55 @@ tasks:
 });
 
 describe('instance shutdown', () => {
-  it('SIGTERM to the server fails a running process task with instance_shutdown; its retry runs after the next start', async () => {
-    server = await startStandalone(db.url);
+  const env = { PIPELINE_HEARTBEAT_TIMEOUT: '3s' };
+
+  /** A flow whose first attempt sleeps (marked by `sleep <seconds>`) and whose retry succeeds; waits until it runs. */
+  async function startSleepingTask(flowId: string, seconds: number) {
+    server = await startStandalone(db.url, env);
     const api = apiClient(server.publicUrl, await adminToken());
     const flow = `
 retry: { max_attempts: 2, backoff: 1s }
 tasks:
   - id: long
     type: command
-    command: ["sh", "-c", "if [ \\"$SLUICE_ATTEMPT\\" = 1 ]; then echo first; exec sleep 301; fi; echo second-attempt"]
+    command: ["sh", "-c", "if [ \\"$SLUICE_ATTEMPT\\" = 1 ]; then echo first; exec sleep ${seconds}; fi; echo second-attempt"]
 `;
-    expect((await api.putFlow('demo', 'long', flow)).status).toBe(200);
-    const id = await api.run('demo', 'long');
+    expect((await api.putFlow('demo', flowId, flow)).status).toBe(200);
+    const id = await api.run('demo', flowId);
     const running = await api.waitFor(id, (e) => e.taskRuns?.[0]?.state === 'RUNNING');
     await waitUntil('first line', async () =>
       (await api.logs(running.taskRuns[0]!.id)).some((l) => l.line === 'first'),
     );
+    return id;
+  }
 
-    expect(await server.stop('SIGTERM')).toBe(0);
-    server = undefined;
-    expect(processAlive('sleep 301')).toBe(false);
-
-    server = await startStandalone(db.url);
-    const api2 = apiClient(server.publicUrl, await adminToken());
-    const done = await api2.waitFor(id, ended, 30_000);
+  /** Restarts the server and expects attempt 1 to have ended with `reason`, and attempt 2 to succeed. */
+  async function expectRetriedAfterRestart(id: string, reason: string) {
+    server = await startStandalone(db.url, env);
+    const api = apiClient(server.publicUrl, await adminToken());
+    const done = await api.waitFor(id, ended, 30_000);
     expect(done.state).toBe('SUCCEEDED');
     expect(done.taskRuns.map((r) => [r.attempt, r.state, r.reason])).toEqual([
-      [1, 'FAILED', 'instance_shutdown'],
+      [1, 'FAILED', reason],
       [2, 'SUCCEEDED', null],
     ]);
-    expect((await api2.logs(done.taskRuns[1]!.id)).map((l) => l.line)).toContain('second-attempt');
+    expect((await api.logs(done.taskRuns[1]!.id)).map((l) => l.line)).toContain('second-attempt');
+  }
+
+  it('SIGTERM to the server fails a running process task with instance_shutdown; its retry runs after the next start', async () => {
+    const id = await startSleepingTask('long', 301);
+    expect(await server!.stop('SIGTERM')).toBe(0);
+    server = undefined;
+    expect(processAlive('sleep 301')).toBe(false);
+    await expectRetriedAfterRestart(id, 'instance_shutdown');
   });
 
   it('kill -9 of the server: its runners stop their tasks, and after a restart the task run fails lost and is retried', async () => {
-    server = await startStandalone(db.url, { PIPELINE_HEARTBEAT_TIMEOUT: '3s' });
-    const api = apiClient(server.publicUrl, await adminToken());
-    const flow = `
-retry: { max_attempts: 2, backoff: 1s }
-tasks:
-  - id: long
-    type: command
-    command: ["sh", "-c", "if [ \\"$SLUICE_ATTEMPT\\" = 1 ]; then echo first; exec sleep 302; fi; echo second-attempt"]
-`;
-    expect((await api.putFlow('demo', 'crash', flow)).status).toBe(200);
-    const id = await api.run('demo', 'crash');
-    const running = await api.waitFor(id, (e) => e.taskRuns?.[0]?.state === 'RUNNING');
-    await waitUntil('first line', async () => (await api.logs(running.taskRuns[0]!.id)).some((l) => l.line === 'first'));
-
-    await server.stop('SIGKILL');
+    const id = await startSleepingTask('crash', 302);
+    await server!.stop('SIGKILL');
     server = undefined;
     // The runner saw its instance die (its stdin pipe closed) and stopped the task.
     await waitUntil('the orphaned task to stop', () => !processAlive('sleep 302'), 20_000);
-
-    server = await startStandalone(db.url, { PIPELINE_HEARTBEAT_TIMEOUT: '3s' });
-    const api2 = apiClient(server.publicUrl, await adminToken());
-    const done = await api2.waitFor(id, ended, 30_000);
-    expect(done.state).toBe('SUCCEEDED');
-    expect(done.taskRuns.map((r) => [r.attempt, r.state, r.reason])).toEqual([
-      [1, 'FAILED', 'lost'],
-      [2, 'SUCCEEDED', null],
-    ]);
+    await expectRetriedAfterRestart(id, 'lost');
   });
 });

@@ -4,3 +4,5 @@ export * from './errors';
 export * from './runner-api';
 export * from './executor-protocol';
 export * from './runner-client';
+export * from './executor-client';
+export * from './env-allowlist';

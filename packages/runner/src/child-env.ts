@@ -1,24 +1,8 @@
-import { RunnerTaskSpec } from '@sluice/protocol';
+import { HOST_ENV_ALLOWLIST, RunnerTaskSpec } from '@sluice/protocol';
 import { RunDirs } from './run-dirs';
 
-/**
- * Variables a task inherits from the runner: what a shell needs, and the proxy
- * settings of the host. Nothing else of the runner's environment reaches the
- * task (on the process executor that would be the server's configuration).
- */
-export const INHERITED_VARIABLES = [
-  'PATH',
-  'HOME',
-  'TZ',
-  'LANG',
-  'LC_ALL',
-  'http_proxy',
-  'https_proxy',
-  'no_proxy',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'NO_PROXY',
-] as const;
+/** Variables a task inherits from the runner: the host allowlist shared with the process executor. */
+export const INHERITED_VARIABLES = HOST_ENV_ALLOWLIST;
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
