@@ -4,3 +4,4 @@ export * from './user-auth';
 export * from './public-app';
 export * from './internal-app';
 export * from './runner-router';
+export * from './executor-router';

@@ -6,7 +6,8 @@ import { claimTaskRuns, createPool, createPrismaClient, type PrismaClient } from
 import { DEFAULT_ENGINE_SETTINGS, Engine, RunnerService, type EngineSettings } from '@sluice/engine';
 import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { createInternalApp, createPublicApp } from '@sluice/api';
+import { createInternalApp, createPublicApp, type ExecutorRouterOptions } from '@sluice/api';
+import { startHttpServer, type RunningHttpServer } from '@sluice/observability';
 import type { Express } from 'express';
 
 export const JWT_SECRET = 'api-test-secret-0123456789';
@@ -24,8 +25,16 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
+export interface HarnessOptions {
+  /** Mounts the executor API on the internal app with these options (the engine and log are the harness's). */
+  executor?: Omit<ExecutorRouterOptions, 'engine' | 'log'>;
+}
+
 /** The public and internal apps over a real PostgreSQL database of their own, in this process. */
-export async function startApiHarness(settings: Partial<EngineSettings> = {}): Promise<ApiHarness> {
+export async function startApiHarness(
+  settings: Partial<EngineSettings> = {},
+  options: HarnessOptions = {},
+): Promise<ApiHarness> {
   const db = await createTestDatabase();
   const pool = createPool(db.url);
   const prisma = createPrismaClient(db.url);
@@ -55,6 +64,7 @@ export async function startApiHarness(settings: Partial<EngineSettings> = {}): P
     runner: new RunnerService(engine),
     artifactMaxBytes: DEFAULT_ENGINE_SETTINGS.runnerLimits.artifactMaxBytes,
     log,
+    executor: options.executor ? { ...options.executor, engine, log } : undefined,
   });
   return {
     db,
@@ -99,4 +109,10 @@ export async function claimWithToken(
       token: await createRunToken(JWT_SECRET, { taskRunId: row.id, fence: row.fence }, row.timeoutMs),
     })),
   );
+}
+
+/** Serves an app on 127.0.0.1 at a free port, for tests that need real HTTP (a real fetch client). */
+export async function listen(app: Express): Promise<RunningHttpServer & { url: string }> {
+  const server = await startHttpServer(app, '127.0.0.1:0');
+  return { ...server, url: `http://127.0.0.1:${server.port}` };
 }

@@ -138,3 +138,7 @@ export interface ExecutorProtocol {
    */
   waitForWork(timeoutMs: number): Promise<boolean>;
 }
+
+/** The answer of POST claim (added with the HTTP executor API; the other answers are defined above). */
+export const ClaimResponse = z.object({ taskRuns: z.array(ClaimedTaskRun) });
+export type ClaimResponse = z.infer<typeof ClaimResponse>;

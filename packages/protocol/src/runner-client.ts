@@ -1,8 +1,15 @@
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { ApiError } from './errors';
 import { StaleFenceError } from './executor-protocol';
+import {
+  isRetryableStatus,
+  parseRetryAfter,
+  readErrorBody,
+  withRetries,
+  type AttemptOutcome,
+  type RetryableFailure,
+  type RetryPolicy,
+} from './http-retry';
 import {
   FENCE_HEADER,
   HeartbeatResponse,
@@ -30,12 +37,7 @@ import {
  * and the status, never the token or a request body.
  */
 
-export interface RunnerRetryPolicy {
-  /** Give up once this much time has passed since the first attempt. */
-  maxElapsedMs: number;
-  initialDelayMs: number;
-  maxDelayMs: number;
-}
+export type RunnerRetryPolicy = RetryPolicy;
 
 export const DEFAULT_RUNNER_RETRY: RunnerRetryPolicy = {
   maxElapsedMs: 120_000,
@@ -88,9 +90,6 @@ export class RunnerApiError extends Error {
     this.name = 'RunnerApiError';
   }
 }
-
-const RETRYABLE_STATUS = (status: number): boolean => status === 408 || status === 429 || status >= 500;
-const MAX_ERROR_MESSAGE_CHARS = 300;
 
 interface Attempt<T> {
   method: 'GET' | 'POST' | 'PUT';
@@ -271,43 +270,21 @@ export class RunnerClient {
     return this.currentFence;
   }
 
-  private async request<T>(call: string, attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
-    const startedAt = Date.now();
-    let previous: RunnerApiError | null = null;
-    for (let n = 1; ; n++) {
-      let failure: RunnerApiError;
-      let retryAfterMs = 0;
-      try {
-        const outcome = await this.attemptOnce(call, attempt, signal);
-        if (outcome.done) return outcome.value;
-        failure = outcome.failure;
-        retryAfterMs = outcome.retryAfterMs;
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        if (error instanceof NotResendable) {
-          const detail = `${previous?.detail ?? 'failed'}; not retried: the body stream was used up`;
-          throw new RunnerApiError(call, previous?.status ?? null, previous?.code ?? null, detail);
-        }
-        if (!isTransient(error)) throw error;
-        failure = new RunnerApiError(call, null, null, `no answer (${describeNetworkError(error)})`);
-      }
-      previous = failure;
-      const elapsed = Date.now() - startedAt;
-      const backoff = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (n - 1));
-      const delay = Math.min(
-        this.retry.maxDelayMs,
-        Math.max(retryAfterMs, backoff / 2 + (Math.random() * backoff) / 2),
-      );
-      if (elapsed + delay > this.retry.maxElapsedMs) {
-        throw new RunnerApiError(
+  private request<T>(call: string, attempt: Attempt<T>, signal?: AbortSignal): Promise<T> {
+    return withRetries(this.retry, (previous) => this.attemptOnce(call, attempt, signal, previous), {
+      signal,
+      isFinal: (error) =>
+        error instanceof RunnerApiError ||
+        error instanceof RunTokenRejectedError ||
+        error instanceof StaleFenceError,
+      giveUp: (failure, attempts, elapsedMs) =>
+        new RunnerApiError(
           call,
           failure.status,
           failure.code,
-          `${failure.detail}; gave up after ${n} attempts in ${Math.round(elapsed / 1000)} s`,
-        );
-      }
-      await sleep(delay, undefined, { signal });
-    }
+          `${failure.detail}; gave up after ${attempts} attempts in ${Math.round(elapsedMs / 1000)} s`,
+        ),
+    });
   }
 
   /** One HTTP exchange: a value, a retryable failure, or a thrown final error. */
@@ -315,9 +292,17 @@ export class RunnerClient {
     call: string,
     attempt: Attempt<T>,
     signal: AbortSignal | undefined,
-  ): Promise<{ done: true; value: T } | { done: false; failure: RunnerApiError; retryAfterMs: number }> {
+    previous: RetryableFailure | null,
+  ): Promise<AttemptOutcome<T>> {
     const timeout = AbortSignal.timeout(attempt.timeoutMs);
-    const body = attempt.body?.();
+    let body: ReturnType<NonNullable<Attempt<T>['body']>> | undefined;
+    try {
+      body = attempt.body?.();
+    } catch (error) {
+      if (!(error instanceof NotResendable)) throw error;
+      const detail = `${previous?.detail ?? 'failed'}; not retried: the body stream was used up`;
+      throw new RunnerApiError(call, previous?.status ?? null, previous?.code ?? null, detail);
+    }
     const init: RequestInit & { duplex?: 'half' } = {
       method: attempt.method,
       headers: {
@@ -356,71 +341,20 @@ export class RunnerClient {
     const { code, message } = await readErrorBody(res);
     if (res.status === 401) throw new RunTokenRejectedError(call);
     if (res.status === 409) throw new StaleFenceError(this.taskRunId, this.currentFence ?? -1);
-    const failure = new RunnerApiError(
-      call,
-      res.status,
-      code,
-      `${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`,
-    );
-    if (!RETRYABLE_STATUS(res.status)) throw failure;
-    return { done: false, failure, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) };
+    const detail = `${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`;
+    if (!isRetryableStatus(res.status)) throw new RunnerApiError(call, res.status, code, detail);
+    return {
+      done: false,
+      failure: {
+        status: res.status,
+        code,
+        detail,
+        retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+      },
+    };
   }
 }
 
 function jsonBody(payload: unknown): { body: string; headers: Record<string, string> } {
   return { body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } };
-}
-
-async function readErrorBody(res: Response): Promise<{ code: string | null; message: string | null }> {
-  const text = await res.text().catch(() => '');
-  try {
-    const parsed = ApiError.safeParse(JSON.parse(text));
-    if (parsed.success) {
-      return {
-        code: parsed.data.error.code,
-        message: parsed.data.error.message.slice(0, MAX_ERROR_MESSAGE_CHARS),
-      };
-    }
-  } catch {
-    // not JSON: the status alone says enough
-  }
-  return { code: null, message: null };
-}
-
-function parseRetryAfter(value: string | null): number {
-  if (!value) return 0;
-  const seconds = Number(value);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
-}
-
-/**
- * Errors that mean "no usable answer": connection refused or reset, DNS, per-attempt timeout, a cut
- * body. Checked by name, not instanceof: fetch's errors may come from another realm.
- */
-function isTransient(error: unknown): boolean {
-  if (
-    error instanceof RunnerApiError ||
-    error instanceof RunTokenRejectedError ||
-    error instanceof StaleFenceError
-  ) {
-    return false;
-  }
-  if (typeof error !== 'object' || error === null) return false;
-  const { name, code } = error as { name?: unknown; code?: unknown };
-  return name === 'TypeError' || name === 'TimeoutError' || name === 'AbortError' || typeof code === 'string';
-}
-
-function describeNetworkError(error: unknown): string {
-  const { name, message, code, cause } = error as {
-    name?: unknown;
-    message?: unknown;
-    code?: unknown;
-    cause?: unknown;
-  };
-  if (name === 'TimeoutError') return 'timed out';
-  const causeCode =
-    typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
-  if (typeof causeCode === 'string') return causeCode;
-  if (typeof code === 'string') return code;
-  return typeof message === 'string' ? message : 'unknown error';
 }

@@ -151,6 +151,14 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
       artifactMaxBytes: DEFAULT_ENGINE_SETTINGS.runnerLimits.artifactMaxBytes,
       log,
       mount: [httpMetricsMiddleware(metrics), probes],
+      // The executor API: refuses every call while PIPELINE_EXECUTOR_API_TOKEN is unset.
+      executor: {
+        engine,
+        apiToken: config.executorApiToken,
+        k8sMaxJobs: config.k8s.maxJobs,
+        log,
+        metrics,
+      },
     });
     const publicApp = createPublicApp(
       {
@@ -191,7 +199,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         instanceId: config.instanceId,
         type: 'standalone',
         version: options.version,
-        protocol: createDirectExecutorProtocol(engine),
+        protocol: createDirectExecutorProtocol(engine, { k8sMaxJobs: config.k8s.maxJobs }),
         executors: standaloneExecutors(config, options.runnerCommand),
         pools: config.instance.pools,
         slotGroups: standaloneSlotGroups(config.instance.workerSlots),
