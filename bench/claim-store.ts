@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { claimTaskRuns, completeTaskRun, createPool, migrate } from '@sluice/claim-store';
 import { databaseUrl, startTestPostgres, withAdmin } from '@sluice/testing';
+import { queueTaskRuns } from './lib/queue';
 
 const N = Number(process.env.BENCH_N ?? 10_000);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,4,16').split(',').map(Number);
@@ -23,31 +24,8 @@ interface Result {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
 
-async function queue(url: string, count: number): Promise<void> {
-  const pool = createPool(url, { max: 1 });
-  try {
-    await pool.query('TRUNCATE executions CASCADE');
-    await pool.query(
-      `INSERT INTO executions (id, namespace, flow_id, definition, state)
-       VALUES ('00000000-0000-4000-8000-000000000001', 'bench', 'bench', '{}', 'RUNNING')`,
-    );
-    await pool.query(
-      `INSERT INTO task_runs (id, execution_id, task_id, attempt, max_attempts, state, executor_type, pool,
-                              executor, spec, timeout_ms, available_at, created_at)
-       SELECT gen_random_uuid(), '00000000-0000-4000-8000-000000000001', 't' || i, 1, 1, 'QUEUED', 'process',
-              'default', '{"type":"process","pool":"default"}', '{"type":"command","command":["true"]}', 60000,
-              now(), now() + i * interval '1 microsecond'
-       FROM generate_series(1, $1) AS i`,
-      [count],
-    );
-    await pool.query('VACUUM ANALYZE task_runs');
-  } finally {
-    await pool.end();
-  }
-}
-
 async function run(url: string, claimers: number): Promise<Result> {
-  await queue(url, N);
+  await queueTaskRuns(url, N);
   const pools = Array.from({ length: claimers }, () => createPool(url, { max: 1 }));
   await Promise.all(pools.map((p) => p.query('SELECT 1'))); // connect before the clock starts
   const claimMs: number[] = [];

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Client, type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { Router } from 'express';
 import { createInternalApp, createPublicApp } from '@sluice/api';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sluice/bootstrap';
@@ -9,10 +9,10 @@ import {
   createDirectExecutorProtocol,
   DEFAULT_ENGINE_SETTINGS,
   Engine,
-  EVENTS_CHANNEL,
   RunnerService,
 } from '@sluice/engine';
 import { createInstance, standaloneSlotGroups } from '@sluice/instance';
+import { startBackgroundJobs, startNotifyRelay } from '@sluice/jobs';
 import {
   createLogger,
   createMetrics,
@@ -53,33 +53,10 @@ export interface RunningServer {
 type Stopper = () => Promise<void> | void;
 
 /**
- * LISTEN for work queued and events written by any process on this database,
- * and relay them: to the local instance, to executors long-polling the
- * executor API, and to the local event consumer.
- */
-async function relayNotifications(
-  url: string,
-  engine: Engine,
-  log: { warn(m: string, f?: object): void },
-): Promise<Client> {
-  const client = new Client({ connectionString: url });
-  client.on('error', (err) =>
-    log.warn('LISTEN connection failed; falling back to polling', { error: err.message }),
-  );
-  await client.connect();
-  client.on('notification', (n) => {
-    if (n.channel === TASK_RUN_QUEUED_CHANNEL) engine.workSignal.notify();
-    else if (n.channel === EVENTS_CHANNEL) engine.eventSignal.notify();
-  });
-  await client.query(`LISTEN ${TASK_RUN_QUEUED_CHANNEL}`);
-  await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-  return client;
-}
-
-/**
  * `sluice server` and `sluice server --standalone`: the public API and the
- * internal API; standalone adds the watchdog and an embedded instance with the
- * inline and process executors. Everything started is stopped in reverse
+ * internal API; standalone adds the background jobs (scheduler, watchdog,
+ * retention, event consumers) and an embedded instance with the inline and
+ * process executors. Everything started is stopped in reverse
  * order by stop().
  */
 export async function startServer(config: ServerConfig, options: ServerOptions): Promise<RunningServer> {
@@ -179,20 +156,21 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     const publicUrl = `http://127.0.0.1:${pub.port}`;
     const internalUrl = `http://127.0.0.1:${internal.port}`;
 
-    const listener = await relayNotifications(databaseUrl, engine, log);
-    stoppers.push(() => listener.end());
+    // Work queued by any process on this database wakes local instances and
+    // executors long-polling the executor API (DESIGN.md point 4).
+    const relay = startNotifyRelay({
+      databaseUrl,
+      channels: { [TASK_RUN_QUEUED_CHANNEL]: () => engine.workSignal.notify() },
+      log,
+    });
+    stoppers.push(() => relay.stop());
     stoppers.push(() => engine.workSignal.close());
+    await relay.firstAttempt;
 
     if (options.standalone) {
-      // Background jobs of a standalone server: the event consumer and the watchdog.
-      const stopConsumer = engine.startEventConsumer({ pollIntervalMs: 1000 });
-      stoppers.push(stopConsumer);
-      const stopWatchdog = engine.startWatchdog({
-        intervalMs: config.scheduling.watchdogInterval,
-        heartbeatTimeoutMs: config.scheduling.heartbeatTimeout,
-        onFailed: (n) => metrics.watchdogFailuresTotal.inc({ reason: 'lost' }, n),
-      });
-      stoppers.push(stopWatchdog);
+      // What `sluice jobs` runs in distributed mode: scheduler, watchdog, retention, event consumers.
+      const jobs = await startBackgroundJobs({ pool, engine, databaseUrl, scheduling: config.scheduling, log, metrics });
+      stoppers.push(() => jobs.stop());
       // The runner reaches this server at SLUICE_API_URL; its default follows the internal port actually bound.
       const runnerApiUrl = config.apiUrl.endsWith(':0') ? internalUrl : config.apiUrl;
       const local = createInstance({

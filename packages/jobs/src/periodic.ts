@@ -1,0 +1,44 @@
+import { errorMessage, type JobsLog } from './log';
+
+export interface PeriodicOptions {
+  /** Shown in the log when a pass fails. */
+  name: string;
+  intervalMs: number;
+  /** Delay before the first pass; defaults to intervalMs. */
+  firstDelayMs?: number;
+  log: JobsLog;
+  run(): Promise<unknown>;
+}
+
+/**
+ * Runs `run` every interval, one pass at a time (the next one is timed from
+ * the end of the previous, so a slow pass never overlaps itself). A failing
+ * pass is logged and the loop goes on. The returned stop() waits for a pass in
+ * flight, so nothing touches the pool after it resolves.
+ */
+export function startPeriodic(options: PeriodicOptions): () => Promise<void> {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> | undefined;
+
+  const tick = (): void => {
+    timer = undefined;
+    inFlight = (async () => {
+      try {
+        await options.run();
+      } catch (err) {
+        options.log.error(`${options.name} pass failed`, { error: errorMessage(err) });
+      }
+    })().finally(() => {
+      inFlight = undefined;
+      if (!stopped) timer = setTimeout(tick, options.intervalMs);
+    });
+  };
+  timer = setTimeout(tick, options.firstDelayMs ?? options.intervalMs);
+
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await inFlight;
+  };
+}

@@ -1,0 +1,85 @@
+import type { Pool } from 'pg';
+import { createPool } from '@sluice/claim-store';
+import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
+import { parseFlow } from '@sluice/flows';
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import type { JobsLog } from '../src/log';
+
+export const silentLog: JobsLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A log that keeps what it was told, for asserting on warnings. */
+export function recordingLog(): JobsLog & { lines: Array<{ level: string; message: string }> } {
+  const lines: Array<{ level: string; message: string }> = [];
+  const at = (level: string) => (message: string) => void lines.push({ level, message });
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export interface JobsHarness {
+  db: TestDatabase;
+  pool: Pool;
+  /** As `sluice jobs` builds it: no keyring, no JWT secret. */
+  engine: Engine;
+  /**
+   * Stores a one-task flow (a process task in `pool`, default `default`); `schedule` goes to the
+   * flows.schedule column as the API writes it.
+   */
+  storeFlow(
+    flowId: string,
+    schedule: string | null,
+    options?: { updatedAt?: Date; pool?: string },
+  ): Promise<void>;
+  /** The database's clock truncated to a whole second. */
+  dbSecond(): Promise<Date>;
+  scheduledFor(flowId: string): Promise<Date[]>;
+  close(): Promise<void>;
+}
+
+export async function startJobsHarness(): Promise<JobsHarness> {
+  const db = await createTestDatabase();
+  const pool = createPool(db.url, { max: 20 });
+  const engine = new Engine({
+    pool,
+    settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: '' },
+    log: silentLog,
+  });
+  return {
+    db,
+    pool,
+    engine,
+    async storeFlow(flowId, schedule, options = {}) {
+      const yaml = [
+        ...(schedule ? [`schedule: "${schedule}"`] : []),
+        ...(options.pool ? ['executor:', `  pool: ${options.pool}`] : []),
+        'tasks:',
+        '  - id: tick',
+        '    type: command',
+        '    command: ["true"]',
+        '',
+      ].join('\n');
+      const parsed = parseFlow(yaml, { namespace: 'ns', flowId });
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+      await pool.query(
+        `INSERT INTO flows (namespace, flow_id, source, definition, schedule, updated_at)
+         VALUES ('ns', $1, $2, $3, $4, COALESCE($5, now()))`,
+        [flowId, yaml, JSON.stringify(parsed.flow), schedule, options.updatedAt ?? null],
+      );
+    },
+    async dbSecond() {
+      const r = await pool.query<{ t: Date }>(`SELECT date_trunc('second', now()) AS t`);
+      return r.rows[0]!.t;
+    },
+    async scheduledFor(flowId) {
+      const r = await pool.query<{ scheduled_for: Date }>(
+        `SELECT scheduled_for FROM executions WHERE flow_id = $1 AND trigger = 'schedule' ORDER BY scheduled_for`,
+        [flowId],
+      );
+      return r.rows.map((row) => row.scheduled_for);
+    },
+    async close() {
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
