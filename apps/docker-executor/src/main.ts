@@ -1,27 +1,36 @@
-import { ConfigError, formatVarsHelp, parseEnv, stripControlPlaneEnv } from '@sluice/config';
-import { createLogger } from '@sluice/observability';
+import { formatVarsHelp } from '@sluice/config';
+import type { ExecutorCommandIo } from '@sluice/executor-runtime';
+
+// `exec` starts once per task run on the process executor: each command loads only what it uses.
 
 /** Where main reads and writes; tests pass their own. */
-export interface MainIo {
-  env: NodeJS.ProcessEnv;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-}
+export type MainIo = ExecutorCommandIo;
+
+const VERSION = process.env.SLUICE_VERSION ?? '0.1.0';
 
 const USAGE = `Usage: sluice docker-executor [--help]
+       sluice docker-executor exec      (the runner; the process executor starts it)
 
 Runs an instance with the docker executor (and inline; process only when
 SLUICE_EXECUTORS lists it). It never opens the database: it claims task runs,
 reports progress and sends logs through a server's internal API
 (EXECUTOR_API_URL), and serves /live, /ready and /metrics on
 INTERNAL_HTTP_SERVER_ADDR. It does not start without DOCKER_EXECUTOR_OWNER_ID.
+SLUICE_EXECUTORS=process runs a process instance on a host without Docker.
 
 Environment:
 `;
 
-/** `sluice docker-executor`. argv[0] is the command name; returns the exit code. */
+/**
+ * `sluice docker-executor` (argv[0] is the command name) and `exec`, which the
+ * process executor runs as `<node> <this file> exec`. Resolves with the exit code.
+ */
 export async function main(argv: string[], io: MainIo = process): Promise<number> {
-  const args = argv.slice(1);
+  const [command, ...args] = argv;
+  if (command === 'exec') {
+    const { runExecCommand } = await import('@sluice/runner');
+    return runExecCommand({ env: io.env, stderr: (text) => io.stderr.write(text) });
+  }
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout.write(`${USAGE}${formatVarsHelp('docker-executor')}\n`);
     return 0;
@@ -32,34 +41,21 @@ export async function main(argv: string[], io: MainIo = process): Promise<number
     );
     return 2;
   }
-  // First of all, so that nothing started later (a task above all) can see the control plane's secrets.
-  const { removed } = stripControlPlaneEnv(io.env);
-  let config;
-  try {
-    config = parseEnv('docker-executor', io.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    io.stderr.write(`${error.message}\n`);
-    return 2;
-  }
-  const logger = createLogger({ service: 'docker-executor', level: config.logLevel, stream: io.stdout });
-  for (const name of removed) {
-    logger.warn(
-      `removed ${name} from the environment: an executor must not hold the control plane's secrets`,
-      {
-        variable: name,
-      },
-    );
-  }
-  io.stderr.write(
-    'sluice docker-executor is not available yet: it arrives with the docker executor (the docker executor issue). ' +
-      'Until then run `sluice server --standalone`.\n',
-  );
-  return 2;
+  const { runExecutorCommand } = await import('@sluice/executor-runtime');
+  return runExecutorCommand({
+    app: 'docker-executor',
+    io,
+    version: VERSION,
+    // The process executor starts the runner as this same program.
+    runnerCommand: [process.execPath, __filename, 'exec'],
+  });
 }
 
 if (require.main === module) {
-  main(['docker-executor', ...process.argv.slice(2)]).then(
+  // The image runs `node dist/main.js [--help]`; `exec` and the command name are accepted too.
+  const args = process.argv.slice(2);
+  const argv = args[0] === 'exec' || args[0] === 'docker-executor' ? args : ['docker-executor', ...args];
+  main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
       console.error(error);

@@ -11,7 +11,13 @@ function io(env: NodeJS.ProcessEnv = {}) {
   return { io: { env, stdout, stderr }, out: () => out.join(''), err: () => err.join('') };
 }
 
-const EXECUTOR = { EXECUTOR_API_URL: 'http://sluice-internal:8081', EXECUTOR_API_TOKEN: 'shared-token' };
+const EXECUTOR = {
+  EXECUTOR_API_URL: 'http://127.0.0.1:9',
+  EXECUTOR_API_TOKEN: 'shared-token',
+  INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',
+  // No Docker here, whatever the host has: auto detection pings this socket.
+  DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+};
 
 describe('sluice docker-executor', () => {
   it('prints usage and the variables it reads for --help', async () => {
@@ -28,7 +34,22 @@ describe('sluice docker-executor', () => {
     expect(run.err()).toContain('DOCKER_EXECUTOR_OWNER_ID: is required');
   });
 
-  it('drops the control plane secrets from its environment and warns for each', async () => {
+  it('refuses SLUICE_EXECUTORS=auto, which needs the docker executor, and says what runs today', async () => {
+    const run = io({ ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: 'host-a' });
+    expect(await main(['docker-executor'], run.io)).toBe(2);
+    expect(run.err()).toContain('SLUICE_EXECUTORS: is auto, but no Docker API answered a ping within 2 s');
+    expect(run.err()).toContain('SLUICE_EXECUTORS=process runs a process instance today');
+  });
+
+  it('refuses a listed docker executor until it is built', async () => {
+    const run = io({ ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: 'host-a', SLUICE_EXECUTORS: 'process,docker' });
+    expect(await main(['docker-executor'], run.io)).toBe(2);
+    expect(run.err()).toContain(
+      'SLUICE_EXECUTORS: lists docker, but the docker executor is not part of this build yet',
+    );
+  });
+
+  it('drops the control plane secrets before anything else, warning once for each', async () => {
     const env: NodeJS.ProcessEnv = {
       ...EXECUTOR,
       DOCKER_EXECUTOR_OWNER_ID: 'host-a',
@@ -36,7 +57,7 @@ describe('sluice docker-executor', () => {
       AUTH_JWT_SECRET: 'x'.repeat(40),
     };
     const run = io(env);
-    expect(await main(['docker-executor'], run.io)).toBe(2);
+    expect(await main(['docker-executor'], run.io)).toBe(2); // auto: see above
     expect(env.DB_DSN).toBeUndefined();
     expect(env.AUTH_JWT_SECRET).toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve));
@@ -44,11 +65,15 @@ describe('sluice docker-executor', () => {
       .out()
       .split('\n')
       .filter((line) => line.length > 0)
-      .map((line) => JSON.parse(line) as { level: string; variable: string });
-    expect(warnings.map((w) => [w.level, w.variable])).toEqual([
-      ['warn', 'AUTH_JWT_SECRET'],
-      ['warn', 'DB_DSN'],
-    ]);
-    expect(run.err()).toContain('docker executor issue');
+      .map((line) => JSON.parse(line) as { level: string; variable?: string })
+      .filter((line) => line.level === 'warn');
+    expect(warnings.map((w) => w.variable)).toEqual(['AUTH_JWT_SECRET', 'DB_DSN']);
+  });
+
+  it('runs the runner for `exec`, which refuses to start without its variables', async () => {
+    const run = io({});
+    expect(await main(['exec'], run.io)).toBe(2);
+    expect(run.err()).toContain('sluice exec:');
+    expect(run.err()).toContain('SLUICE_RUN_TOKEN');
   });
 });

@@ -1,27 +1,36 @@
-import { ConfigError, formatVarsHelp, parseEnv, stripControlPlaneEnv } from '@sluice/config';
-import { createLogger } from '@sluice/observability';
+import { formatVarsHelp } from '@sluice/config';
+import type { ExecutorCommandIo } from '@sluice/executor-runtime';
+
+// `exec` starts once per task run on the process executor: each command loads only what it uses.
 
 /** Where main reads and writes; tests pass their own. */
-export interface MainIo {
-  env: NodeJS.ProcessEnv;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-}
+export type MainIo = ExecutorCommandIo;
+
+const VERSION = process.env.SLUICE_VERSION ?? '0.1.0';
 
 const USAGE = `Usage: sluice k8s-executor [--help]
+       sluice k8s-executor exec      (the runner; the process executor starts it)
 
 Runs an instance with the kubernetes executor (and inline): one Job per task
 run in K8S_EXECUTOR_NAMESPACE. It never opens the database: it claims task
 runs and reports through a server's internal API (EXECUTOR_API_URL), and
 serves /live, /ready and /metrics on INTERNAL_HTTP_SERVER_ADDR. It does not
 start without K8S_EXECUTOR_OWNER_ID or K8S_EXECUTOR_OWNER_ID_PREFIX.
+SLUICE_EXECUTORS=process runs a process instance outside a cluster.
 
 Environment:
 `;
 
-/** `sluice k8s-executor`. argv[0] is the command name; returns the exit code. */
+/**
+ * `sluice k8s-executor` (argv[0] is the command name) and `exec`, which the
+ * process executor runs as `<node> <this file> exec`. Resolves with the exit code.
+ */
 export async function main(argv: string[], io: MainIo = process): Promise<number> {
-  const args = argv.slice(1);
+  const [command, ...args] = argv;
+  if (command === 'exec') {
+    const { runExecCommand } = await import('@sluice/runner');
+    return runExecCommand({ env: io.env, stderr: (text) => io.stderr.write(text) });
+  }
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout.write(`${USAGE}${formatVarsHelp('k8s-executor')}\n`);
     return 0;
@@ -30,34 +39,21 @@ export async function main(argv: string[], io: MainIo = process): Promise<number
     io.stderr.write(`sluice k8s-executor: unknown argument ${args[0]}; see sluice k8s-executor --help\n`);
     return 2;
   }
-  // First of all, so that nothing started later (a task above all) can see the control plane's secrets.
-  const { removed } = stripControlPlaneEnv(io.env);
-  let config;
-  try {
-    config = parseEnv('k8s-executor', io.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    io.stderr.write(`${error.message}\n`);
-    return 2;
-  }
-  const logger = createLogger({ service: 'k8s-executor', level: config.logLevel, stream: io.stdout });
-  for (const name of removed) {
-    logger.warn(
-      `removed ${name} from the environment: an executor must not hold the control plane's secrets`,
-      {
-        variable: name,
-      },
-    );
-  }
-  io.stderr.write(
-    'sluice k8s-executor is not available yet: it arrives with the kubernetes executor (the kubernetes executor issue). ' +
-      'Until then run `sluice server --standalone`.\n',
-  );
-  return 2;
+  const { runExecutorCommand } = await import('@sluice/executor-runtime');
+  return runExecutorCommand({
+    app: 'k8s-executor',
+    io,
+    version: VERSION,
+    // The process executor starts the runner as this same program.
+    runnerCommand: [process.execPath, __filename, 'exec'],
+  });
 }
 
 if (require.main === module) {
-  main(['k8s-executor', ...process.argv.slice(2)]).then(
+  // The image runs `node dist/main.js [--help]`; `exec` and the command name are accepted too.
+  const args = process.argv.slice(2);
+  const argv = args[0] === 'exec' || args[0] === 'k8s-executor' ? args : ['k8s-executor', ...args];
+  main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
       console.error(error);

@@ -11,7 +11,11 @@ function io(env: NodeJS.ProcessEnv = {}) {
   return { io: { env, stdout, stderr }, out: () => out.join(''), err: () => err.join('') };
 }
 
-const EXECUTOR = { EXECUTOR_API_URL: 'http://sluice-internal:8081', EXECUTOR_API_TOKEN: 'shared-token' };
+const EXECUTOR = {
+  EXECUTOR_API_URL: 'http://127.0.0.1:9',
+  EXECUTOR_API_TOKEN: 'shared-token',
+  INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',
+};
 
 describe('sluice k8s-executor', () => {
   it('prints usage and the variables it reads for --help', async () => {
@@ -28,9 +32,23 @@ describe('sluice k8s-executor', () => {
     expect(run.err()).toContain('K8S_EXECUTOR_OWNER_ID or K8S_EXECUTOR_OWNER_ID_PREFIX');
   });
 
-  it('exits 2 saying what is not available yet once the configuration is valid', async () => {
+  it('refuses SLUICE_EXECUTORS=auto outside a pod, and says what runs today', async () => {
     const run = io({ ...EXECUTOR, K8S_EXECUTOR_OWNER_ID_PREFIX: 'blue', HOSTNAME: 'sluice-k8s-executor-0' });
     expect(await main(['k8s-executor'], run.io)).toBe(2);
-    expect(run.err()).toContain('kubernetes executor issue');
+    expect(run.err()).toContain('SLUICE_EXECUTORS: is auto');
+    expect(run.err()).toContain('KUBERNETES_SERVICE_HOST is unset');
+    expect(run.err()).toContain('SLUICE_EXECUTORS=process runs a process instance today');
+  });
+
+  it('refuses SLUICE_EXECUTORS=auto inside a pod until the kubernetes executor is built', async () => {
+    const run = io({ ...EXECUTOR, K8S_EXECUTOR_OWNER_ID: 'blue-0', KUBERNETES_SERVICE_HOST: '10.96.0.1' });
+    expect(await main(['k8s-executor'], run.io)).toBe(2);
+    expect(run.err()).toContain('auto detected the kubernetes executor, which is not part of this build yet');
+  });
+
+  it('runs the runner for `exec`, which refuses to start without its variables', async () => {
+    const run = io({});
+    expect(await main(['exec'], run.io)).toBe(2);
+    expect(run.err()).toContain('sluice exec:');
   });
 });

@@ -1,2 +1,3 @@
 export * from './postgres';
 export * from './databases';
+export * from './processes';

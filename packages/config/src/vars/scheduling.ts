@@ -62,6 +62,6 @@ export const SLUICE_RETENTION = defineVar({
   schema: duration({ allowZero: true }),
   default: '30d',
   description:
-    'Finished executions, with their task runs and logs, are deleted after this long; 0 keeps them forever (default chosen by Sluice).',
+    'The logs, outputs, metrics and artifacts of finished executions are deleted after this long (the executions and task runs stay listed); 0 keeps them forever (default chosen by Sluice).',
   apps: BACKGROUND,
 });

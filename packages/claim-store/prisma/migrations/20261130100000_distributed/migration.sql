@@ -38,6 +38,10 @@ CREATE INDEX "executor_claims_created_at_idx" ON "executor_claims"("created_at")
 CREATE INDEX "executions_parent_task_run_id_idx" ON "executions"("parent_task_run_id");
 
 -- CreateIndex
+-- Retention looks up executions that ended before its cut-off.
+CREATE INDEX "executions_ended_at_idx" ON "executions"("ended_at");
+
+-- CreateIndex
 -- NULLs are distinct: only scheduled executions (scheduled_for set) are unique per due time.
 CREATE UNIQUE INDEX "executions_namespace_flow_id_scheduled_for_key" ON "executions"("namespace", "flow_id", "scheduled_for");
 

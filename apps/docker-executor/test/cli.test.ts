@@ -1,0 +1,25 @@
+import { baseEnv, startApp } from '@sluice/testing';
+import { executorMain } from './topology';
+
+describe('the built sluice docker-executor', () => {
+  it('exits non-zero without DOCKER_EXECUTOR_OWNER_ID, naming it', async () => {
+    const app = await startApp({
+      main: executorMain,
+      args: ['docker-executor'],
+      env: {
+        ...baseEnv(),
+        SLUICE_EXECUTORS: 'process',
+        EXECUTOR_API_URL: 'http://127.0.0.1:9',
+        EXECUTOR_API_TOKEN: 'token',
+      },
+    });
+    expect(await app.exited).toBe(2);
+    expect(app.output()).toContain('DOCKER_EXECUTOR_OWNER_ID: is required');
+  });
+
+  it('starts with no command as the image does, and prints its usage for --help', async () => {
+    const app = await startApp({ main: executorMain, args: ['--help'], env: baseEnv() });
+    expect(await app.exited).toBe(0);
+    expect(app.output()).toContain('Usage: sluice docker-executor');
+  });
+});

@@ -1,0 +1,35 @@
+import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
+import { explained, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+
+let db: TestDatabase;
+let server: ServerProcess;
+let executor: AppProcess;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  server = await startServer(db.url);
+  executor = await startExecutor(server, 'stopping-host');
+});
+
+afterAll(async () => {
+  await executor?.stop();
+  await server?.stop();
+  await db?.drop();
+});
+
+describe('SIGTERM to an executor', () => {
+  it('ends its process task runs with instance_shutdown and exits 0', async () => {
+    const api = await userApi(server, 'admin');
+    const flow = 'tasks:\n  - id: long\n    type: command\n    command: ["sleep", "120"]\n';
+    expect((await api.putFlow('stop', 'long', flow)).status).toBe(200);
+    const id = await api.run('stop', 'long');
+    await explained({ server, executor }, () =>
+      api.waitFor(id, (e) => e.taskRuns.some((r) => r.state === 'RUNNING'), 30_000),
+    );
+
+    expect(await executor.stop('SIGTERM')).toBe(0);
+    const run = (await api.execution(id)).taskRuns.find((r) => r.attempt === 1);
+    expect(run).toMatchObject({ state: 'FAILED', reason: 'instance_shutdown', ownerId: 'stopping-host' });
+    expect(executor.output()).toContain('"executor instance stopped"');
+  });
+});

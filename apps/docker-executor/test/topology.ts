@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createUserToken } from '@sluice/auth';
+import { apiClient, baseEnv, freePort, startApp, type AppProcess } from '@sluice/testing';
+
+/**
+ * A distributed topology of real processes for end-to-end tests: a plain
+ * `sluice server` (no embedded instance) on a test database and
+ * `sluice docker-executor` instances that reach it only through its executor
+ * API. No `sluice jobs`: these tests look at task runs, which need no event
+ * consumer (it only advances executions past their first tasks).
+ */
+
+const APPS = join(__dirname, '..', '..');
+const SERVER_MAIN = join(APPS, 'server', 'dist', 'main.js');
+const EXECUTOR_MAIN = join(APPS, 'docker-executor', 'dist', 'main.js');
+
+export const JWT_SECRET = `e2e-${randomBytes(24).toString('hex')}`;
+export const MASTER_KEY = randomBytes(32).toString('base64');
+export const EXECUTOR_TOKEN = `executor-${randomBytes(16).toString('hex')}`;
+
+export interface ServerProcess extends AppProcess {
+  publicUrl: string;
+  internalUrl: string;
+}
+
+/** `sluice server` (distributed: public API and internal API only). */
+export async function startServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const [httpPort, internalPort] = [await freePort(), await freePort()];
+  const app = await startApp({
+    main: SERVER_MAIN,
+    args: ['server'],
+    env: {
+      ...baseEnv(),
+      SLUICE_DATABASE_URL: databaseUrl,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      SLUICE_MASTER_KEYS: MASTER_KEY,
+      PIPELINE_EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
+      HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
+      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
+      SLUICE_INSTANCE_ID: `server-${randomBytes(4).toString('hex')}`,
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    readyWhen: '"server started"',
+  });
+  return {
+    ...app,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
+  };
+}
+
+/** `sluice docker-executor` with the process executor, talking to the server's internal API. */
+export async function startExecutor(
+  server: Pick<ServerProcess, 'internalUrl'>,
+  ownerId: string,
+  env: Record<string, string> = {},
+): Promise<AppProcess> {
+  return startApp({
+    main: EXECUTOR_MAIN,
+    args: ['docker-executor'],
+    env: {
+      ...baseEnv(),
+      SLUICE_EXECUTORS: 'process',
+      DOCKER_EXECUTOR_OWNER_ID: ownerId,
+      EXECUTOR_API_URL: server.internalUrl,
+      EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
+      INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',
+      SLUICE_QUEUE_POLL_INTERVAL: '250ms',
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    readyWhen: '"executor instance started"',
+  });
+}
+
+export const executorMain = EXECUTOR_MAIN;
+
+export async function userApi(server: Pick<ServerProcess, 'publicUrl'>, role: 'admin' | 'member') {
+  const token = await createUserToken(JWT_SECRET, { user: `e2e-${role}`, workspace: 'w', role });
+  return apiClient(server.publicUrl, token);
+}
+
+/** The JSON log lines a process printed (other lines skipped). */
+export function logLines(output: string): Array<Record<string, unknown>> {
+  return output.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `wait`; when it fails, the error carries the last lines each process printed (why nothing happened). */
+export async function explained<T>(
+  processes: Record<string, AppProcess>,
+  wait: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await wait();
+  } catch (err) {
+    const tails = Object.entries(processes).map(
+      ([name, p]) => `--- ${name} (last lines) ---\n${p.output().split('\n').slice(-25).join('\n')}`,
+    );
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${tails.join('\n')}`);
+  }
+}
