@@ -14,6 +14,7 @@ import { apiClient, baseEnv, freePort, startApp, type AppProcess } from '@sluice
 const APPS = join(__dirname, '..', '..');
 const SERVER_MAIN = join(APPS, 'server', 'dist', 'main.js');
 const EXECUTOR_MAIN = join(APPS, 'docker-executor', 'dist', 'main.js');
+const JOBS_MAIN = join(APPS, 'jobs', 'dist', 'main.js');
 
 export const JWT_SECRET = `e2e-${randomBytes(24).toString('hex')}`;
 export const MASTER_KEY = randomBytes(32).toString('base64');
@@ -79,6 +80,22 @@ export async function startExecutor(
 }
 
 export const executorMain = EXECUTOR_MAIN;
+
+/** `sluice jobs`: scheduler, watchdog, retention and the event consumers that advance executions. */
+export async function startJobs(databaseUrl: string, env: Record<string, string> = {}): Promise<AppProcess> {
+  return startApp({
+    main: JOBS_MAIN,
+    args: [],
+    env: {
+      ...baseEnv(),
+      SLUICE_DATABASE_URL: databaseUrl,
+      INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    readyWhen: 'jobs started',
+  });
+}
 
 export async function userApi(server: Pick<ServerProcess, 'publicUrl'>, role: 'admin' | 'member') {
   const token = await createUserToken(JWT_SECRET, { user: `e2e-${role}`, workspace: 'w', role });

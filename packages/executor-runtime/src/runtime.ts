@@ -26,6 +26,8 @@ export type ExecutorInstanceOptions = ExecutorAppConfig & {
   logStream?: NodeJS.WritableStream;
   /** `auto` detection; the default pings the Docker API named by DOCKER_HOST. */
   detection?: Omit<DetectionProbes, 'env'>;
+  /** Long-poll the server for queued work (default true); false leaves only the poll timer (benchmarks compare both). */
+  wakeOnQueuedWork?: boolean;
 };
 
 export interface RunningExecutorInstance {
@@ -143,7 +145,9 @@ export async function startExecutorInstance(
     await instance.start();
     stoppers.push(() => instance.stop('shutdown'));
     // Pushed last, so stopped first: nothing wakes an instance that is stopping.
-    stoppers.push(wakeOnQueuedWork({ protocol, wake: () => instance.wake(), log }));
+    if (options.wakeOnQueuedWork !== false) {
+      stoppers.push(wakeOnQueuedWork({ protocol, wake: () => instance.wake(), log }));
+    }
 
     log.info('executor instance started', {
       instanceId: shape.instanceId,

@@ -106,6 +106,9 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         ...DEFAULT_ENGINE_SETTINGS,
         jwtSecret: secrets.jwtSecret,
         defaultMaxAttempts: config.scheduling.defaultMaxAttempts,
+        // Every 10 s (DESIGN.md point 6), but always well inside PIPELINE_HEARTBEAT_TIMEOUT,
+        // so a shortened timeout never fails healthy work as lost.
+        runnerHeartbeatIntervalMs: Math.min(10_000, Math.floor(config.scheduling.heartbeatTimeout / 3)),
       },
       log,
       onQueued: () => undefined,
