@@ -1,7 +1,6 @@
 import {
   cancelQueuedTaskRuns,
   completeTaskRun,
-  getTaskRun,
   requestCancel,
   watchdogSweep,
   type CompleteResult,
@@ -114,10 +113,10 @@ export class Engine {
    * changes nothing; a repeat of the same call answers applied: false.
    */
   async finishTaskRun(req: CompleteTaskRun): Promise<CompleteResult> {
-    const current = await getTaskRun(this.deps.pool, req.taskRunId);
-    if (!current) throw new NotFoundError(`task run ${req.taskRunId}`);
+    // Only the task run row is locked (by the UPDATE): moving the execution
+    // along is the event consumer's job, so completions of one wide execution
+    // do not queue behind each other on the execution row.
     return this.transact(async (tx, effects) => {
-      await lockExecution(tx, current.executionId);
       const completed = await completeTaskRun(tx, req);
       if (completed.applied) {
         await emitEvent(tx, { kind: 'task_run.ended', payload: { taskRunId: req.taskRunId } });
