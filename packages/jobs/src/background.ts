@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { SchedulingSettings } from '@sluice/config';
 import { EVENTS_CHANNEL, type Engine } from '@sluice/engine';
-import type { Metrics } from '@sluice/observability';
+import { StopStack, type Metrics } from '@sluice/observability';
 import { errorMessage, type JobsLog } from './log';
 import { startNotifyRelay } from './notify-relay';
 import { startPeriodic } from './periodic';
@@ -36,7 +36,6 @@ export interface BackgroundJobs {
   stop(): Promise<void>;
 }
 
-type Stopper = () => Promise<void> | void;
 
 /**
  * The background work of `sluice jobs` (and of a standalone server): the
@@ -47,17 +46,9 @@ type Stopper = () => Promise<void> | void;
  */
 export async function startBackgroundJobs(options: BackgroundJobsOptions): Promise<BackgroundJobs> {
   const { pool, engine, scheduling, log, metrics } = options;
-  const stoppers: Stopper[] = [];
-  const stop = async (): Promise<void> => {
-    // Reverse order: first what creates work, last what wakes the consumer.
-    for (const stopOne of stoppers.splice(0).reverse()) {
-      try {
-        await stopOne();
-      } catch (err) {
-        log.error('error while stopping background jobs', { error: errorMessage(err) });
-      }
-    }
-  };
+  // Stopped in reverse order: first what creates work, last what wakes the consumer.
+  const stoppers = new StopStack(log);
+  const stop = (): Promise<void> => stoppers.stopAll();
 
   try {
     const relay = startNotifyRelay({

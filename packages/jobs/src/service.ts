@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { createPool, migrate } from '@sluice/claim-store';
 import type { JobsConfig } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
-import { createMetrics, httpMetricsMiddleware, probeRoutes, startHttpServer } from '@sluice/observability';
+import { createMetrics, httpMetricsMiddleware, probeRoutes, startHttpServer, StopStack } from '@sluice/observability';
 import { startBackgroundJobs } from './background';
 import { errorMessage, type JobsLog } from './log';
 
@@ -18,7 +18,6 @@ export interface RunningJobsService {
   stop(): Promise<void>;
 }
 
-type Stopper = () => Promise<void> | void;
 
 /**
  * `sluice jobs` without its process concerns: migrates (advisory-locked, so
@@ -30,16 +29,8 @@ export async function startJobsService(
   options: JobsServiceOptions,
 ): Promise<RunningJobsService> {
   const { log } = options;
-  const stoppers: Stopper[] = [];
-  const stop = async (): Promise<void> => {
-    for (const stopOne of stoppers.splice(0).reverse()) {
-      try {
-        await stopOne();
-      } catch (err) {
-        log.error('error while stopping', { error: errorMessage(err) });
-      }
-    }
-  };
+  const stoppers = new StopStack(log);
+  const stop = (): Promise<void> => stoppers.stopAll();
   try {
     const { applied } = await migrate(config.databaseUrl, { log: (message) => log.info(message) });
     log.info('database migrated', { applied: applied.length });

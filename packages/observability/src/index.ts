@@ -16,3 +16,5 @@ export { probeRoutes, httpMetricsMiddleware } from './probes';
 export type { ProbeOptions, ReadyCheck, ReadyResult } from './probes';
 export { startHttpServer } from './http-server';
 export type { RunningHttpServer } from './http-server';
+export { StopStack } from './stop-stack';
+export type { Stopper } from './stop-stack';

@@ -20,6 +20,7 @@ import {
   probeRoutes,
   registerSecretValue,
   startHttpServer,
+  StopStack,
 } from '@sluice/observability';
 import { SecretKeyring } from '@sluice/secrets';
 import { standaloneExecutors } from './executors';
@@ -50,7 +51,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-type Stopper = () => Promise<void> | void;
 
 /**
  * `sluice server` and `sluice server --standalone`: the public API and the
@@ -62,17 +62,8 @@ type Stopper = () => Promise<void> | void;
 export async function startServer(config: ServerConfig, options: ServerOptions): Promise<RunningServer> {
   const log = createLogger({ service: 'server', level: config.logLevel });
   const metrics = createMetrics();
-  const stoppers: Stopper[] = [];
-  const stopAll = async (): Promise<void> => {
-    for (const stop of stoppers.reverse()) {
-      try {
-        await stop();
-      } catch (err) {
-        log.error('error while stopping', { error: err instanceof Error ? err.message : String(err) });
-      }
-    }
-    stoppers.length = 0;
-  };
+  const stoppers = new StopStack(log);
+  const stopAll = (): Promise<void> => stoppers.stopAll();
   try {
     const secrets = resolveServerSecrets(config, options.standalone);
     if (secrets.generatedAt) {
