@@ -1,10 +1,17 @@
-import { runExecCommand, runnerInstall, RunnerInstallUnavailableError } from '@sluice/runner';
+import { join } from 'node:path';
+import {
+  locateSelfContainedRunner,
+  runExecCommand,
+  runnerInstall,
+  RunnerInstallUnavailableError,
+} from '@sluice/runner';
 
 const USAGE = `Usage: sluice <command>
 
 Commands:
   exec                 run the task of one task run (the runner, started by an executor)
-  runner-install DIR   copy the runner binary into DIR (the kubernetes init container)
+  runner-install DIR   copy the self-contained runner (sluice and lib/) into DIR
+                       (the kubernetes init container)
   help                 show this text
 
 Environment of exec:
@@ -17,6 +24,8 @@ export interface MainIo {
   env: Record<string, string | undefined>;
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** Where the self-contained runner was built, used when this is not that runner; default dist/sea beside this file. */
+  builtSeaDir?: string;
 }
 
 const processIo: MainIo = {
@@ -57,7 +66,7 @@ async function install(targetDir: string | undefined, io: MainIo): Promise<numbe
     return 2;
   }
   try {
-    await runnerInstall(targetDir);
+    await runnerInstall(targetDir, locateSelfContainedRunner(io.builtSeaDir ?? join(__dirname, 'sea')));
     return 0;
   } catch (error) {
     io.stderr(`sluice runner-install: ${(error as Error).message}\n`);

@@ -1,9 +1,13 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main, MainIo } from '../src/main';
+
+/** What `pnpm --filter @sluice/app-runner build` writes (pnpm test builds first). */
+const BUILT_SEA_DIR = join(__dirname, '..', 'dist', 'sea');
 
 function io(env: Record<string, string | undefined> = {}): MainIo & { out: string; err: string } {
   const captured = {
@@ -70,13 +74,37 @@ test('exec with a rejected run token exits non-zero with a clear message and no 
   expect(term.err).not.toContain(token);
 });
 
-test('runner-install refuses with exit 2 until the self-contained binary exists, and writes nothing', async () => {
+test('runner-install without a self-contained build exits 2, names what to build, and writes nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
   try {
-    const term = io();
-    expect(await main(['runner-install', dir], term)).toBe(2);
-    expect(term.err).toMatch(/self-contained runner binary arrives with the docker\/kubernetes executor/);
+    const term = { ...io(), builtSeaDir: join(dir, 'no-sea') };
+    expect(await main(['runner-install', join(dir, 'target')], term)).toBe(2);
+    expect(term.err).toContain(`${join(dir, 'no-sea', 'sluice')} does not exist`);
+    expect(term.err).toContain('pnpm --filter @sluice/app-runner build');
     expect(await readdir(dir)).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('runner-install copies the self-contained runner and its libraries, and the copy runs', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
+  try {
+    const term = { ...io(), builtSeaDir: BUILT_SEA_DIR };
+    const target = join(dir, 'sluice-bin');
+    expect(await main(['runner-install', target], term)).toBe(0);
+    expect(term.err).toBe('');
+    expect((await readdir(join(target, 'lib'))).sort()).toEqual((await readdir(join(BUILT_SEA_DIR, 'lib'))).sort());
+    expect((await stat(join(target, 'sluice'))).mode & 0o777).toBe(0o755);
+
+    const copy = spawnSync(
+      join(target, 'lib', 'ld-linux-x86-64.so.2'),
+      ['--library-path', join(target, 'lib'), join(target, 'sluice'), '--help'],
+      { env: { NODE_OPTIONS: '' }, encoding: 'utf8' },
+    );
+    expect(copy.stderr).toBe('');
+    expect(copy.status).toBe(0);
+    expect(copy.stdout).toContain('Usage: sluice <command>');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -53,6 +53,8 @@ export interface DockerSettings {
   cleanupInterval: number;
   /** DOCKER_EXECUTOR_JOB_WORKER_INTERVAL, else SLUICE_QUEUE_POLL_INTERVAL */
   jobWorkerInterval: number;
+  /** DOCKER_EXECUTOR_NETWORK */
+  network: string;
 }
 
 export interface K8sSettings {

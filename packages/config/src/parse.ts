@@ -166,6 +166,7 @@ function dockerSettings(r: EnvReader, instance: InstanceSettings): DockerSetting
     maxSyncDuration: r.get(V.DOCKER_EXECUTOR_MAX_SYNC_DURATION),
     cleanupInterval: r.get(V.DOCKER_EXECUTOR_JOB_RESOURCE_CLEANUP_INTERVAL),
     jobWorkerInterval: r.get(V.DOCKER_EXECUTOR_JOB_WORKER_INTERVAL) ?? instance.queuePollInterval,
+    network: r.get(V.DOCKER_EXECUTOR_NETWORK),
   };
 }
 

@@ -1,15 +1,7 @@
 import { request } from 'node:http';
+import { dockerEndpoint } from '@sluice/executors';
 
-/** Where the Docker API listens: DOCKER_HOST (unix:// or tcp://), else the default socket. */
-export function dockerEndpoint(
-  env: NodeJS.ProcessEnv,
-): { socketPath: string } | { host: string; port: number } {
-  const dockerHost = env.DOCKER_HOST?.trim();
-  if (!dockerHost) return { socketPath: '/var/run/docker.sock' };
-  if (dockerHost.startsWith('unix://')) return { socketPath: dockerHost.slice('unix://'.length) };
-  const url = new URL(dockerHost.replace(/^tcp:\/\//, 'http://'));
-  return { host: url.hostname, port: Number(url.port || 2375) };
-}
+export { dockerEndpoint };
 
 /**
  * GET /_ping on the Docker API. True only for a 200 within `timeoutMs`; a

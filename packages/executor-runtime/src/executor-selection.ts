@@ -1,5 +1,11 @@
 import { ConfigError, type ExecutorSelection } from '@sluice/config';
-import { InlineExecutor, ProcessExecutor, type Executor } from '@sluice/executors';
+import {
+  DockerExecutor,
+  InlineExecutor,
+  ProcessExecutor,
+  type DockerExecutorOptions,
+  type Executor,
+} from '@sluice/executors';
 import type { ExecutorType } from '@sluice/protocol';
 
 /** The instance apps that reach the server through its internal API. */
@@ -57,8 +63,8 @@ const ALLOWED: Record<ExecutorApp, readonly ExecutorType[]> = {
   'k8s-executor': ['inline', 'process', 'kubernetes'],
 };
 
-/** Executor types this build can start; docker and kubernetes arrive with their own issues. */
-const BUILT: ReadonlySet<ExecutorType> = new Set<ExecutorType>(['inline', 'process']);
+/** Executor types this build can start; kubernetes arrives with its own issue. */
+const BUILT: ReadonlySet<ExecutorType> = new Set<ExecutorType>(['inline', 'process', 'docker']);
 
 const KIND: Record<ExecutorApp, { type: ExecutorType; name: string }> = {
   'docker-executor': { type: 'docker', name: 'docker' },
@@ -81,7 +87,10 @@ export async function resolveExecutorTypes(
   probes: DetectionProbes,
 ): Promise<ExecutorType[]> {
   const { type: own, name } = KIND[app];
-  const today = 'SLUICE_EXECUTORS=process runs a process instance today';
+  const today =
+    app === 'docker-executor'
+      ? 'start the Docker engine (DOCKER_HOST), or set SLUICE_EXECUTORS=process for a process-only instance'
+      : 'SLUICE_EXECUTORS=process runs a process instance today';
   const types = selection === 'auto' ? await detectExecutors(app, probes) : [...selection];
   const foreign = types.filter((t) => !ALLOWED[app].includes(t));
   if (foreign.length > 0) {
@@ -97,6 +106,16 @@ export async function resolveExecutorTypes(
         `is not part of this build yet: it arrives with its own issue. ${today}`,
     );
   }
+  if (selection !== 'auto' && app === 'docker-executor' && types.includes('docker')) {
+    // Listed: an engine that does not answer would fail every docker task run it claims.
+    const answers = await within(probes.pingDocker(DOCKER_PING_TIMEOUT_MS), DOCKER_PING_TIMEOUT_MS);
+    if (!answers) {
+      throw selectionError(
+        app,
+        `lists docker, but no Docker API answered a ping within ${DOCKER_PING_TIMEOUT_MS / 1000} s (DOCKER_HOST=${probes.env.DOCKER_HOST ?? 'unset, so /var/run/docker.sock'})`,
+      );
+    }
+  }
   if (selection === 'auto' && !types.includes(own)) {
     const found =
       app === 'docker-executor'
@@ -110,7 +129,7 @@ export async function resolveExecutorTypes(
 /** One executor per type, in the order given. */
 export function buildExecutors(
   types: readonly ExecutorType[],
-  options: { runnerCommand: string[]; env: NodeJS.ProcessEnv },
+  options: { runnerCommand: string[]; env: NodeJS.ProcessEnv; docker?: DockerExecutorOptions },
 ): Executor[] {
   return types.map((type): Executor => {
     switch (type) {
@@ -118,6 +137,9 @@ export function buildExecutors(
         return new InlineExecutor();
       case 'process':
         return new ProcessExecutor({ runnerCommand: options.runnerCommand, env: options.env });
+      case 'docker':
+        if (!options.docker) throw new Error('buildExecutors: the docker executor needs its options');
+        return new DockerExecutor(options.docker);
       default:
         // resolveExecutorTypes refuses these first; this guards a direct caller.
         throw new Error(`the ${type} executor is not part of this build yet`);

@@ -1,4 +1,4 @@
-import type { ClaimedTaskRun, ExecutorProtocol, ExecutorType } from '@sluice/protocol';
+import type { ClaimedTaskRun, ExecutorProtocol, ExecutorType, TaskRunReason } from '@sluice/protocol';
 import type { Logger } from './logger';
 
 /**
@@ -27,6 +27,11 @@ export interface ExecutorOutcome {
   completed?: boolean;
   /** Why the work ended without a result, when the executor knows better than the exit code. */
   error?: string;
+  /**
+   * The reason the instance completes the task run with when nobody reported
+   * a result; `error` when absent. Docker uses `lost` (a `docker kill`).
+   */
+  reason?: TaskRunReason;
 }
 
 /** What every executor call can use; the same in standalone and distributed layouts. */

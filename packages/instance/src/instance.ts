@@ -5,11 +5,13 @@ import {
   settlesWithin,
   type Executor,
   type ExecutorContext,
+  type TaskRunHandle,
 } from '@sluice/executors';
 import {
   completeQuietly,
   deliverCancel,
   failTaskRun,
+  runAdoptedTaskRun,
   runLocalTaskRun,
   type LifecycleDeps,
   type LocalTaskRun,
@@ -25,6 +27,13 @@ export interface Instance {
   wake(): void;
   /** Task runs this instance is running now. */
   running(): ClaimedTaskRun[];
+  /**
+   * Takes over work that an executor found still running after a restart
+   * (docker adoption, DESIGN.md point 9): it takes a slot of its executor's
+   * group and is waited on like a claimed task run. False when the instance
+   * already runs it, is stopped, or has no such executor.
+   */
+  adopt(run: ClaimedTaskRun, handle: TaskRunHandle): boolean;
 }
 
 interface SlotGroupState {
@@ -154,11 +163,22 @@ export function createInstance(options: InstanceOptions): Instance {
       void failTaskRun(run, `instance ${options.instanceId} has no ${run.executor.type} executor`, deps);
       return;
     }
+    follow(group, run, executor, null, runLocalTaskRun);
+  }
+
+  /** Holds a slot of `group` for the task run while `lifecycle` runs, then frees it and claims again. */
+  function follow(
+    group: SlotGroupState,
+    run: ClaimedTaskRun,
+    executor: Executor,
+    handle: TaskRunHandle | null,
+    lifecycleOf: (entry: LocalTaskRun, deps: LifecycleDeps) => Promise<void>,
+  ): void {
     const entry: LocalTaskRun = {
       run,
       executor,
       slotGroup: group.config.name,
-      handle: null,
+      handle,
       cancelRequested: false,
       cancelDelivered: false,
       endedByInstance: false,
@@ -167,7 +187,7 @@ export function createInstance(options: InstanceOptions): Instance {
     group.running.add(run.taskRunId);
     local.set(run.taskRunId, entry);
     reportRunning(executor.type);
-    const lifecycle = runLocalTaskRun(entry, deps)
+    const lifecycle = lifecycleOf(entry, deps)
       .catch((err) =>
         log.error('task run lifecycle failed', {
           taskRunId: run.taskRunId,
@@ -278,6 +298,14 @@ export function createInstance(options: InstanceOptions): Instance {
 
     running() {
       return [...local.values()].map((entry) => entry.run);
+    },
+
+    adopt(run, handle) {
+      const executor = executors.get(run.executor.type);
+      const group = groups.find((g) => g.config.executorTypes.includes(run.executor.type));
+      if (stopped || !executor || !group || local.has(run.taskRunId)) return false;
+      follow(group, run, executor, handle, runAdoptedTaskRun);
+      return true;
     },
   };
 }

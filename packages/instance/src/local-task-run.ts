@@ -1,7 +1,8 @@
-import type { ClaimedTaskRun, CompletionRequest, ExecutorProtocol } from '@sluice/protocol';
+import type { ClaimedTaskRun, CompletionRequest, ExecutorProtocol, TaskRunReason } from '@sluice/protocol';
 import {
   errorMessage,
   isStaleFenceError,
+  startFailureReason,
   type Executor,
   type ExecutorContext,
   type ExecutorOutcome,
@@ -55,7 +56,7 @@ export async function runLocalTaskRun(local: LocalTaskRun, deps: LifecycleDeps):
       error: errorMessage(err),
     });
     if (!local.endedByInstance)
-      await failTaskRun(run, `could not start the task run: ${errorMessage(err)}`, deps);
+      await failTaskRun(run, `could not start the task run: ${errorMessage(err)}`, deps, startFailureReason(err));
     return;
   }
   local.handle = handle;
@@ -87,7 +88,21 @@ export async function runLocalTaskRun(local: LocalTaskRun, deps: LifecycleDeps):
     }
     if (local.cancelRequested) await deliverCancel(local, deps);
   }
+  await awaitOutcome(local, handle, deps);
+}
 
+/**
+ * A task run whose work an executor took over after a restart (docker
+ * adoption): it was started long ago, so only the waiting part is left.
+ */
+export async function runAdoptedTaskRun(local: LocalTaskRun, deps: LifecycleDeps): Promise<void> {
+  if (!local.handle) throw new Error(`adopted task run ${local.run.taskRunId} has no handle`);
+  await awaitOutcome(local, local.handle, deps);
+}
+
+/** wait → (when nobody reported a result) FAILED with the executor's reason. */
+async function awaitOutcome(local: LocalTaskRun, handle: TaskRunHandle, deps: LifecycleDeps): Promise<void> {
+  const { run, executor } = local;
   let outcome: ExecutorOutcome;
   try {
     outcome = await executor.wait(handle);
@@ -103,7 +118,7 @@ export async function runLocalTaskRun(local: LocalTaskRun, deps: LifecycleDeps):
     };
   }
   if (outcome.completed || local.endedByInstance || local.endedElsewhere) return;
-  await failTaskRun(run, outcome.error ?? noResultMessage(outcome), deps);
+  await failTaskRun(run, outcome.error ?? noResultMessage(outcome), deps, outcome.reason);
 }
 
 /** Sends the cancel once; a failure is logged, the runner still learns it from its heartbeat. */
@@ -120,9 +135,14 @@ export async function deliverCancel(local: LocalTaskRun, deps: LifecycleDeps): P
   }
 }
 
-/** FAILED with reason `error`; a task run that already ended (applied=false) or moved on (stale fence) is fine. */
-export function failTaskRun(run: ClaimedTaskRun, message: string, deps: LifecycleDeps): Promise<void> {
-  return completeQuietly(run, { state: 'FAILED', reason: 'error', error: message.slice(0, 8192) }, deps);
+/** FAILED (reason `error` unless given); a task run that already ended (applied=false) or moved on (stale fence) is fine. */
+export function failTaskRun(
+  run: ClaimedTaskRun,
+  message: string,
+  deps: LifecycleDeps,
+  reason: TaskRunReason = 'error',
+): Promise<void> {
+  return completeQuietly(run, { state: 'FAILED', reason, error: message.slice(0, 8192) }, deps);
 }
 
 export async function completeQuietly(

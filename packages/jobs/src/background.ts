@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { SchedulingSettings } from '@sluice/config';
 import { EVENTS_CHANNEL, type Engine } from '@sluice/engine';
 import { StopStack, type Metrics } from '@sluice/observability';
-import { errorMessage, type JobsLog } from './log';
+import type { JobsLog } from './log';
 import { startNotifyRelay } from './notify-relay';
 import { startPeriodic } from './periodic';
 import { sampleQueueDepth } from './queue-depth';

@@ -1,6 +1,7 @@
 export { runTask } from './run-task';
 export type { RunTaskOptions, RunTaskResult } from './run-task';
-export { runnerInstall, RunnerInstallUnavailableError } from './runner-install';
+export { locateSelfContainedRunner, runnerInstall, RunnerInstallUnavailableError } from './runner-install';
+export type { SelfContainedRunner } from './runner-install';
 export { INHERITED_VARIABLES } from './child-env';
 export { SnapshotRejectedError } from './snapshot';
 export { runExecCommand } from './exec-command';

@@ -56,6 +56,15 @@ export const DOCKER_EXECUTOR_JOB_WORKER_INTERVAL = defineVar({
   apps: DOCKER,
 });
 
+export const DOCKER_EXECUTOR_NETWORK = defineVar({
+  name: 'DOCKER_EXECUTOR_NETWORK',
+  schema: text(),
+  default: 'bridge',
+  description:
+    'Docker network of task containers (e.g. bridge, host, or a user network from which SLUICE_API_URL is reachable) (default chosen by Sluice).',
+  apps: DOCKER,
+});
+
 export const K8S_EXECUTOR_NAMESPACE = defineVar({
   name: 'K8S_EXECUTOR_NAMESPACE',
   schema: text(),
