@@ -77,7 +77,8 @@ test('exec with a rejected run token exits non-zero with a clear message and no 
 test('runner-install without a self-contained build exits 2, names what to build, and writes nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
   try {
-    const term = { ...io(), builtSeaDir: join(dir, 'no-sea') };
+    const term = io();
+    term.builtSeaDir = join(dir, 'no-sea');
     expect(await main(['runner-install', join(dir, 'target')], term)).toBe(2);
     expect(term.err).toContain(`${join(dir, 'no-sea', 'sluice')} does not exist`);
     expect(term.err).toContain('pnpm --filter @sluice/app-runner build');
@@ -90,11 +91,14 @@ test('runner-install without a self-contained build exits 2, names what to build
 test('runner-install copies the self-contained runner and its libraries, and the copy runs', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
   try {
-    const term = { ...io(), builtSeaDir: BUILT_SEA_DIR };
+    const term = io();
+    term.builtSeaDir = BUILT_SEA_DIR;
     const target = join(dir, 'sluice-bin');
     expect(await main(['runner-install', target], term)).toBe(0);
     expect(term.err).toBe('');
-    expect((await readdir(join(target, 'lib'))).sort()).toEqual((await readdir(join(BUILT_SEA_DIR, 'lib'))).sort());
+    expect((await readdir(join(target, 'lib'))).sort()).toEqual(
+      (await readdir(join(BUILT_SEA_DIR, 'lib'))).sort(),
+    );
     expect((await stat(join(target, 'sluice'))).mode & 0o777).toBe(0o755);
 
     const copy = spawnSync(
