@@ -1,0 +1,52 @@
+import type { DepthResult } from './claim-depth';
+import type { StoreAbResult } from './store-ab';
+
+export interface Summary {
+  /** Median jobs/s per system for each (N, C). */
+  drain: { n: number; workers: number; rounds: number; jobsPerSecond: Record<string, number> }[];
+  latency: { system: string; jobs: number; p50Ms: number; p95Ms: number; p99Ms: number }[];
+  depth: DepthResult[];
+  store: StoreAbResult[];
+}
+
+const SLUICE = ['sluice (limit 1)', 'sluice (batch)'];
+const PEERS = ['graphile-worker', 'pg-boss'];
+
+const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : '–');
+
+/** The three tables of bench/README.md's peers section. */
+export function markdown(s: Summary): string {
+  const systems = [...SLUICE, ...PEERS];
+  const lines = [
+    `| N | C | rounds | ${systems.join(' | ')} | batch ÷ graphile | batch ÷ pg-boss | limit 1 ÷ graphile | limit 1 ÷ pg-boss |`,
+    `|---:|---:|---:|${systems.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+  ];
+  for (const d of s.drain) {
+    const j = d.jobsPerSecond;
+    lines.push(
+      `| ${d.n} | ${d.workers} | ${d.rounds} | ${systems.map((x) => j[x] ?? '–').join(' | ')} | ` +
+        `${ratio(j[SLUICE[1]!], j[PEERS[0]!])} | ${ratio(j[SLUICE[1]!], j[PEERS[1]!])} | ` +
+        `${ratio(j[SLUICE[0]!], j[PEERS[0]!])} | ${ratio(j[SLUICE[0]!], j[PEERS[1]!])} |`,
+    );
+  }
+  lines.push('', '| system | jobs | p50 ms | p95 ms | p99 ms |', '|---|---:|---:|---:|---:|');
+  for (const l of s.latency) lines.push(`| ${l.system} | ${l.jobs} | ${l.p50Ms} | ${l.p95Ms} | ${l.p99Ms} |`);
+  lines.push(
+    '',
+    '| queued rows | claim limit | claims | p50 ms | p95 ms | p99 ms |',
+    '|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const d of s.depth)
+    lines.push(`| ${d.queued} | ${d.limit} | ${d.claims} | ${d.p50Ms} | ${d.p95Ms} | ${d.p99Ms} |`);
+  lines.push(
+    '',
+    '| claim limit | jobs | before jobs/s | prepared jobs/s | prepared + batched completion jobs/s | after ÷ before |',
+    '|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of s.store) {
+    lines.push(
+      `| ${r.limit} | ${r.jobs} | ${r.beforeJobsPerSecond} | ${r.preparedJobsPerSecond} | ${r.afterJobsPerSecond} | ${r.speedup}× |`,
+    );
+  }
+  return lines.join('\n');
+}
