@@ -125,6 +125,9 @@ tasks:
       [2, 'SUCCEEDED', null],
     ]);
     expect((await api.logs(done.taskRuns[1]!.id)).map((l) => l.line)).toContain('second-attempt');
+    // One server per test: the next test's server must not share this database with a live one.
+    await server!.stop();
+    server = undefined;
   }
 
   it('SIGTERM to the server fails a running process task with instance_shutdown; its retry runs after the next start', async () => {

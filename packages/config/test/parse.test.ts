@@ -53,6 +53,7 @@ describe('parseEnv defaults', () => {
       docker: {
         heartbeatInterval: 5000,
         maxSyncDuration: 0,
+        network: 'bridge',
         cleanupInterval: 60_000,
         jobWorkerInterval: 1000,
       },

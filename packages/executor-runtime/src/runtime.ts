@@ -1,7 +1,15 @@
 import type { DockerExecutorConfig, K8sExecutorConfig } from '@sluice/config';
-import { errorMessage, type Executor } from '@sluice/executors';
+import {
+  createDockerClient,
+  DockerExecutor,
+  errorMessage,
+  type DockerExecutorOptions,
+  type Executor,
+  type ExecutorContext,
+} from '@sluice/executors';
 import { createInstance, type SlotGroupConfig } from '@sluice/instance';
 import { createLogger, createMetrics, type Logger } from '@sluice/observability';
+import { startDockerCleanup } from '@sluice/owner-cleanup';
 import { ExecutorApiClient, type ExecutorType } from '@sluice/protocol';
 import { pingDocker } from './docker-ping';
 import { forgetControlPlaneEnv } from './env-hygiene';
@@ -98,7 +106,24 @@ export async function startExecutorInstance(
       slots: K8S_EXECUTOR_PROCESS_SLOTS,
     });
   }
-  const executors: Executor[] = buildExecutors(types, { runnerCommand: options.runnerCommand, env });
+  const docker = types.includes('docker') && app === 'docker-executor' ? createDockerClient(env) : null;
+  const dockerOptions: DockerExecutorOptions | undefined =
+    docker && app === 'docker-executor'
+      ? {
+          docker,
+          ownerId: config.docker.ownerId,
+          runnerImage: config.instance.runnerImage,
+          network: config.docker.network,
+          heartbeatIntervalMs: config.docker.heartbeatInterval,
+          maxDurationMs: config.docker.maxSyncDuration,
+          runtimeDefaults: config.instance.runtimeDefaults,
+        }
+      : undefined;
+  const executors: Executor[] = buildExecutors(types, {
+    runnerCommand: options.runnerCommand,
+    env,
+    ...(dockerOptions ? { docker: dockerOptions } : {}),
+  });
   const protocol = new ExecutorApiClient({ baseUrl: config.executorApiUrl, token: config.executorApiToken });
   const metrics = createMetrics();
 
@@ -142,6 +167,23 @@ export async function startExecutorInstance(
     });
     // Closed after the instance stopped (which still completes its task runs): aborts the pending long poll.
     stoppers.push(() => protocol.close());
+    const dockerExecutor = executors.find((e): e is DockerExecutor => e instanceof DockerExecutor);
+    if (docker && dockerExecutor && app === 'docker-executor') {
+      const ctx: ExecutorContext = { protocol, runnerApiUrl: shape.runnerApiUrl, log };
+      const cleanup = startDockerCleanup({
+        docker,
+        executor: dockerExecutor,
+        ownerId: config.docker.ownerId,
+        protocol,
+        ctx,
+        instance,
+        intervalMs: config.docker.cleanupInterval,
+        log,
+      });
+      stoppers.push(() => cleanup.stop());
+      // Adopted work takes its slots before the first claim.
+      await cleanup.first;
+    }
     await instance.start();
     stoppers.push(() => instance.stop('shutdown'));
     // Pushed last, so stopped first: nothing wakes an instance that is stopping.

@@ -56,7 +56,12 @@ export async function runLocalTaskRun(local: LocalTaskRun, deps: LifecycleDeps):
       error: errorMessage(err),
     });
     if (!local.endedByInstance)
-      await failTaskRun(run, `could not start the task run: ${errorMessage(err)}`, deps, startFailureReason(err));
+      await failTaskRun(
+        run,
+        `could not start the task run: ${errorMessage(err)}`,
+        deps,
+        startFailureReason(err),
+      );
     return;
   }
   local.handle = handle;

@@ -24,6 +24,7 @@ import {
 } from '@sluice/observability';
 import { SecretKeyring } from '@sluice/secrets';
 import { standaloneExecutors } from './executors';
+import { startDockerCleanup } from '@sluice/owner-cleanup';
 import { resolveServerSecrets } from './secrets-source';
 
 /** Calls `wake` each time the engine's work signal fires, until the returned function is called. */
@@ -167,12 +168,14 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
       stoppers.push(() => jobs.stop());
       // The runner reaches this server at SLUICE_API_URL; its default follows the internal port actually bound.
       const runnerApiUrl = config.apiUrl.endsWith(':0') ? internalUrl : config.apiUrl;
+      const embedded = await standaloneExecutors(config, options.runnerCommand);
+      const protocol = createDirectExecutorProtocol(engine, { k8sMaxJobs: config.k8s.maxJobs });
       const local = createInstance({
         instanceId: config.instanceId,
         type: 'standalone',
         version: options.version,
-        protocol: createDirectExecutorProtocol(engine, { k8sMaxJobs: config.k8s.maxJobs }),
-        executors: standaloneExecutors(config, options.runnerCommand),
+        protocol,
+        executors: embedded.executors,
         pools: config.instance.pools,
         slotGroups: standaloneSlotGroups(config.instance.workerSlots),
         pollIntervalMs: config.instance.queuePollInterval,
@@ -188,12 +191,28 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
       // Wakes on local and relayed queued work (the NOTIFY relay above feeds workSignal).
       const unsubscribe = wakeOnWork(engine, () => local.wake());
       stoppers.push(unsubscribe);
+      if (embedded.docker) {
+        // Leftovers of this owner are removed and its still-running containers adopted before the first claim.
+        const cleanup = startDockerCleanup({
+          docker: embedded.docker.client,
+          executor: embedded.docker.executor,
+          ownerId: embedded.docker.ownerId,
+          protocol,
+          ctx: { protocol, runnerApiUrl, log },
+          instance: local,
+          intervalMs: config.docker.cleanupInterval,
+          log,
+        });
+        stoppers.push(() => cleanup.stop());
+        await cleanup.first;
+      }
       await local.start();
       stoppers.push(() => local.stop('shutdown'));
       log.info('embedded instance started', {
         instanceId: config.instanceId,
         pools: config.instance.pools,
         workerSlots: config.instance.workerSlots,
+        executors: embedded.executors.map((e) => e.type),
       });
     }
     log.info('server started', { standalone: options.standalone, public: publicUrl, internal: internalUrl });

@@ -1,0 +1,91 @@
+import {
+  ensureBusyboxStaticImage,
+  ensureGlibcNoLibstdcxxImage,
+  ensureRunnerImage,
+  requireDocker,
+  type AppProcess,
+} from '@sluice/testing';
+import { startExecutor, type ServerProcess } from './topology';
+
+/** The engine client of the tests (dockerode, through @sluice/testing). */
+export type Docker = Awaited<ReturnType<typeof requireDocker>>;
+export type ContainerInfo = Awaited<ReturnType<Docker['listContainers']>>[number];
+
+/** The engine and the images of the docker tests (built locally: no registry is reachable). */
+export interface DockerFixtures {
+  docker: Docker;
+  busybox: string;
+  glibc: string;
+  runner: string;
+}
+
+export async function dockerFixtures(): Promise<DockerFixtures> {
+  const docker = await requireDocker();
+  return {
+    docker,
+    busybox: await ensureBusyboxStaticImage(docker),
+    glibc: await ensureGlibcNoLibstdcxxImage(docker),
+    runner: await ensureRunnerImage(docker),
+  };
+}
+
+/**
+ * `sluice docker-executor` with the docker executor on. Containers use the
+ * host network, so the runner reaches the test server on 127.0.0.1.
+ */
+export function startDockerExecutor(
+  server: Pick<ServerProcess, 'internalUrl'>,
+  ownerId: string,
+  fixtures: DockerFixtures,
+  env: Record<string, string> = {},
+): Promise<AppProcess> {
+  return startExecutor(server, ownerId, {
+    SLUICE_EXECUTORS: 'docker',
+    DOCKER_HOST: process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock',
+    DOCKER_EXECUTOR_NETWORK: 'host',
+    SLUICE_RUNNER_IMAGE: fixtures.runner,
+    SLUICE_API_URL: server.internalUrl,
+    DOCKER_EXECUTOR_HEARTBEAT_INTERVAL: '1s',
+    ...env,
+  });
+}
+
+/** Containers of one owner, running or not. */
+export async function ownedContainers(docker: Docker, ownerId: string): Promise<ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`sluice.io/owner=${ownerId}`] } });
+}
+
+/** Removes every container of the owner (test cleanup, whatever a test left). */
+export async function removeOwned(docker: Docker, ownerId: string): Promise<void> {
+  for (const c of await ownedContainers(docker, ownerId)) {
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+}
+
+export const dockerFlow = (image: string, command: string[], extra = ''): string =>
+  [
+    'tasks:',
+    '  - id: main',
+    '    type: command',
+    `    executor: { type: docker, image: "${image}"${extra} }`,
+    `    command: ${JSON.stringify(command)}`,
+    '',
+  ].join('\n');
+
+/** Waits until the owner has no container left (removal follows the result by a moment). */
+export async function noContainersLeft(
+  docker: Docker,
+  ownerId: string,
+  ms = 20_000,
+): Promise<ContainerInfo[]> {
+  const deadline = Date.now() + ms;
+  let left = await ownedContainers(docker, ownerId);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = await ownedContainers(docker, ownerId);
+  }
+  return left;
+}

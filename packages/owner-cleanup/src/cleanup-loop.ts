@@ -1,0 +1,44 @@
+import { errorMessage, type Logger } from '@sluice/executors';
+import { runCleanup, type CleanupOptions } from './cleanup';
+
+export interface CleanupLoopOptions extends CleanupOptions {
+  /** DOCKER_EXECUTOR_JOB_RESOURCE_CLEANUP_INTERVAL */
+  intervalMs: number;
+  log: Pick<Logger, 'info' | 'warn'>;
+}
+
+export interface CleanupLoop {
+  /** The pass run at start; resolves (never rejects) when it is done. */
+  first: Promise<void>;
+  /** Stops the timer and waits for a pass in progress. */
+  stop(): Promise<void>;
+}
+
+/** Runs `runCleanup` now and every interval, one pass at a time; a failed pass is logged and retried next time. */
+export function startCleanupLoop(options: CleanupLoopOptions): CleanupLoop {
+  let current: Promise<void> | null = null;
+  let stopped = false;
+  const pass = (): Promise<void> => {
+    current ??= runCleanup(options)
+      .then(
+        () => undefined,
+        (err: unknown) => options.log.warn('container cleanup failed', { error: errorMessage(err) }),
+      )
+      .finally(() => {
+        current = null;
+      });
+    return current;
+  };
+  const first = pass();
+  const timer = setInterval(() => {
+    if (!stopped) void pass();
+  }, options.intervalMs);
+  return {
+    first,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await current;
+    },
+  };
+}
