@@ -30,5 +30,7 @@ module.exports = {
   globalTeardown: '<rootDir>/jest/global-teardown.ts',
   projects: dirs.map(project),
   testTimeout: 60000,
-  maxWorkers: 2,
+  // One test file at a time: the end-to-end files run whole topologies (servers, runners,
+  // containers) and a 2-core machine shared by two of them turns heartbeats late.
+  maxWorkers: 1,
 };

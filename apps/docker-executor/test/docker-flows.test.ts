@@ -173,5 +173,5 @@ describe('docker executor: flows in containers', () => {
     expect(done.state).toBe('CANCELLED');
     expect(done.taskRuns.map((r) => r.state)).toEqual(['CANCELLED']);
     expect(await noContainersLeft(fx.docker, OWNER)).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 });

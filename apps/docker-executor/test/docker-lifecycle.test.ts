@@ -150,7 +150,7 @@ describe('docker executor: lost work, limits and restarts', () => {
   it('keeps a task running through an executor kill -9; the restart adopts it and removes only its own leftovers', async () => {
     const owner = newOwner();
     processes.executor = await startDockerExecutor(server, owner, fx);
-    const { api, id } = await runFlow('survivor', flow(fx.busybox, 'sleep 4; echo finished-after-restart'));
+    const { api, id } = await runFlow('survivor', flow(fx.busybox, 'sleep 15; echo finished-after-restart'));
     const container = await runningContainer(owner);
     // Killed once the server knows the container (its external reference), as any time later would be.
     await explained(everything(), () =>
