@@ -26,7 +26,8 @@ import {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const root = path.resolve(__dirname, '..');
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
 
 export async function main(): Promise<void> {
   const docker = await requireDocker();
@@ -58,8 +59,15 @@ export async function main(): Promise<void> {
       },
       readyWhen: '"server started"',
     });
-    const api = apiClient(`http://127.0.0.1:${httpPort}`, await createUserToken(jwtSecret, { user: 'b', workspace: 'b', role: 'admin' }));
-    const put = await api.putFlow('bench', 'box', `tasks:\n  - id: box\n    type: command\n    command: ["true"]\n    executor: { type: docker, image: ${busybox}, pull: never }\n`);
+    const api = apiClient(
+      `http://127.0.0.1:${httpPort}`,
+      await createUserToken(jwtSecret, { user: 'b', workspace: 'b', role: 'admin' }),
+    );
+    const put = await api.putFlow(
+      'bench',
+      'box',
+      `tasks:\n  - id: box\n    type: command\n    command: ["true"]\n    executor: { type: docker, image: ${busybox}, pull: never }\n`,
+    );
     if (put.status !== 200) throw new Error(`flow: ${JSON.stringify(put.body)}`);
     const pgClient = new Client({ connectionString: url });
     await pgClient.connect();
@@ -81,7 +89,11 @@ export async function main(): Promise<void> {
         }
         // The same image started by hand: create, start, wait for `true` to exit, remove.
         const t0 = process.hrtime.bigint();
-        const c = await docker.createContainer({ Image: busybox, Cmd: ['true'], HostConfig: { NetworkMode: 'host' } });
+        const c = await docker.createContainer({
+          Image: busybox,
+          Cmd: ['true'],
+          HostConfig: { NetworkMode: 'host' },
+        });
         await c.start();
         await c.wait();
         plain.push(Number(process.hrtime.bigint() - t0) / 1e6);
@@ -95,13 +107,20 @@ export async function main(): Promise<void> {
       dockerRunMs: { p50: Math.round(pct(plain, 0.5)), p99: Math.round(pct(plain, 0.99)) },
     };
     console.log('\n| measure | p50 ms | p99 ms |\n|---|---:|---:|');
-    console.log(`| claim → command start, docker executor (runner injected) | ${result.sluiceClaimToCommandStartMs.p50} | ${result.sluiceClaimToCommandStartMs.p99} |`);
-    console.log(`| docker run of the same image (create+start+wait of true) | ${result.dockerRunMs.p50} | ${result.dockerRunMs.p99} |`);
+    console.log(
+      `| claim → command start, docker executor (runner injected) | ${result.sluiceClaimToCommandStartMs.p50} | ${result.sluiceClaimToCommandStartMs.p99} |`,
+    );
+    console.log(
+      `| docker run of the same image (create+start+wait of true) | ${result.dockerRunMs.p50} | ${result.dockerRunMs.p99} |`,
+    );
     const date = new Date().toISOString().slice(0, 10);
     const out = path.join(__dirname, 'results', `docker-pickup-${date}.json`);
     mkdirSync(path.dirname(out), { recursive: true });
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version };
-    writeFileSync(out, `${JSON.stringify({ bench: 'docker-pickup', date, rounds: ROUNDS, machine, result }, null, 2)}\n`);
+    writeFileSync(
+      out,
+      `${JSON.stringify({ bench: 'docker-pickup', date, rounds: ROUNDS, machine, result }, null, 2)}\n`,
+    );
     console.log(`wrote ${path.relative(process.cwd(), out)}`);
   } finally {
     await server?.stop();

@@ -21,11 +21,22 @@ interface WorkerReport {
   endedAt: number;
 }
 
-async function round(apiUrl: string, token: string, count: number): Promise<{ jobs: number; seconds: number }> {
+async function round(
+  apiUrl: string,
+  token: string,
+  count: number,
+): Promise<{ jobs: number; seconds: number }> {
   const workers = Array.from({ length: count }, (_, i) =>
     spawn(
       process.execPath,
-      ['-r', path.join(__dirname, 'register.cjs'), path.join(__dirname, 'workers/executor-claimer.ts'), apiUrl, token, `bench-${i}`],
+      [
+        '-r',
+        path.join(__dirname, 'register.cjs'),
+        path.join(__dirname, 'workers/executor-claimer.ts'),
+        apiUrl,
+        token,
+        `bench-${i}`,
+      ],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     ),
   );
@@ -40,7 +51,8 @@ async function round(apiUrl: string, token: string, count: number): Promise<{ jo
   await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))));
   const reports = outputs.map((o) => JSON.parse(o().trim().split('\n').pop()!) as WorkerReport);
   const jobs = reports.reduce((a, r) => a + r.jobs, 0);
-  const seconds = (Math.max(...reports.map((r) => r.endedAt)) - Math.min(...reports.map((r) => r.startedAt))) / 1000;
+  const seconds =
+    (Math.max(...reports.map((r) => r.endedAt)) - Math.min(...reports.map((r) => r.startedAt))) / 1000;
   return { jobs, seconds };
 }
 
@@ -75,17 +87,26 @@ export async function main(): Promise<void> {
       await queueTaskRuns(url, N);
       const r = await round(apiUrl, token, count);
       if (r.jobs !== N) throw new Error(`expected ${N} claims, got ${r.jobs}`);
-      results.push({ processes: count, jobs: r.jobs, seconds: Number(r.seconds.toFixed(2)), claimsPerSecond: Math.round(r.jobs / r.seconds) });
+      results.push({
+        processes: count,
+        jobs: r.jobs,
+        seconds: Number(r.seconds.toFixed(2)),
+        claimsPerSecond: Math.round(r.jobs / r.seconds),
+      });
       console.log(`executor processes=${count}: ${Math.round(r.jobs / r.seconds)} claim+complete/s`);
     }
     console.log('\n| executor processes | claims | seconds | claim+complete/s |');
     console.log('|---:|---:|---:|---:|');
-    for (const r of results) console.log(`| ${r.processes} | ${r.jobs} | ${r.seconds} | ${r.claimsPerSecond} |`);
+    for (const r of results)
+      console.log(`| ${r.processes} | ${r.jobs} | ${r.seconds} | ${r.claimsPerSecond} |`);
     const date = new Date().toISOString().slice(0, 10);
     const out = path.join(__dirname, 'results', `executor-api-${date}.json`);
     mkdirSync(path.dirname(out), { recursive: true });
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version };
-    writeFileSync(out, `${JSON.stringify({ bench: 'executor-api', date, n: N, machine, results }, null, 2)}\n`);
+    writeFileSync(
+      out,
+      `${JSON.stringify({ bench: 'executor-api', date, n: N, machine, results }, null, 2)}\n`,
+    );
     console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
   } finally {
     await server?.stop();

@@ -14,13 +14,22 @@ import { createUserToken } from '@sluice/auth';
 import { migrate } from '@sluice/claim-store';
 import { parseEnv } from '@sluice/config';
 import { startExecutorInstance } from '@sluice/executor-runtime';
-import { apiClient, baseEnv, databaseUrl, freePort, startApp, startTestPostgres, withAdmin } from '@sluice/testing';
+import {
+  apiClient,
+  baseEnv,
+  databaseUrl,
+  freePort,
+  startApp,
+  startTestPostgres,
+  withAdmin,
+} from '@sluice/testing';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const POLL = process.env.BENCH_POLL_INTERVAL ?? '1s';
 const root = path.resolve(__dirname, '..');
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
 
 export async function main(): Promise<void> {
   const pg = await startTestPostgres();
@@ -46,7 +55,10 @@ export async function main(): Promise<void> {
       },
       readyWhen: 'server started',
     });
-    const api = apiClient(`http://127.0.0.1:${httpPort}`, await createUserToken(jwtSecret, { user: 'b', workspace: 'b', role: 'admin' }));
+    const api = apiClient(
+      `http://127.0.0.1:${httpPort}`,
+      await createUserToken(jwtSecret, { user: 'b', workspace: 'b', role: 'admin' }),
+    );
     await api.putFlow('bench', 'noop', 'tasks:\n  - id: noop\n    type: command\n    command: ["true"]\n');
     const pgClient = new Client({ connectionString: url });
     await pgClient.connect();
@@ -104,7 +116,10 @@ export async function main(): Promise<void> {
     const out = path.join(__dirname, 'results', `pickup-wakeup-${date}.json`);
     mkdirSync(path.dirname(out), { recursive: true });
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version };
-    writeFileSync(out, `${JSON.stringify({ bench: 'pickup-wakeup', date, rounds: ROUNDS, pollInterval: POLL, machine, results }, null, 2)}\n`);
+    writeFileSync(
+      out,
+      `${JSON.stringify({ bench: 'pickup-wakeup', date, rounds: ROUNDS, pollInterval: POLL, machine, results }, null, 2)}\n`,
+    );
     console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
   } finally {
     await server?.stop();

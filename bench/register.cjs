@@ -33,4 +33,3 @@ Module._resolveFilename = function (request, parent, ...rest) {
     throw err;
   }
 };
-

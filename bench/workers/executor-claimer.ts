@@ -20,7 +20,12 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   let jobs = 0;
   for (;;) {
-    const [run] = await client.claim({ instanceId: id, executorTypes: ['process'], pools: ['default'], limit: 1 });
+    const [run] = await client.claim({
+      instanceId: id,
+      executorTypes: ['process'],
+      pools: ['default'],
+      limit: 1,
+    });
     if (!run) break;
     await client.complete({ taskRunId: run.taskRunId, fence: run.fence, state: 'SUCCEEDED', exitCode: 0 });
     jobs += 1;

@@ -188,7 +188,8 @@ describe('sluice server --standalone, end to end', () => {
   });
 
   it('runs a subflow: the parent task waits for the child execution and gets its outputs', async () => {
-    const child = 'tasks:\n  - id: produce\n    type: command\n    command: ["sh", "-c", "echo answer=42 >> \\"$SLUICE_OUTPUTS\\""]\n';
+    const child =
+      'tasks:\n  - id: produce\n    type: command\n    command: ["sh", "-c", "echo answer=42 >> \\"$SLUICE_OUTPUTS\\""]\n';
     expect((await api.putFlow('demo', 'child', child)).status).toBe(200);
     const parent = [
       'tasks:',

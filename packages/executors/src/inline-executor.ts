@@ -133,7 +133,8 @@ export class InlineExecutor implements Executor {
   /** Starts the child execution; a waiting subflow is then parked on the server, not held here. */
   private async startSubflow(r: InlineRun): Promise<Completion | typeof PARKED> {
     const task = r.run.task as { flow?: unknown; inputs?: unknown; wait?: unknown };
-    if (typeof task.flow !== 'string') return { state: 'FAILED', reason: 'error', error: 'subflow task has no flow' };
+    if (typeof task.flow !== 'string')
+      return { state: 'FAILED', reason: 'error', error: 'subflow task has no flow' };
     const wait = task.wait !== false;
     const { executionId } = await r.ctx.protocol.startSubflow({
       taskRunId: r.run.taskRunId,
@@ -142,7 +143,10 @@ export class InlineExecutor implements Executor {
       inputs: (task.inputs ?? {}) as Record<string, unknown>,
       wait,
     });
-    this.logLine(r, `started subflow ${task.flow}: execution ${executionId}${wait ? ', waiting for it' : ''}`);
+    this.logLine(
+      r,
+      `started subflow ${task.flow}: execution ${executionId}${wait ? ', waiting for it' : ''}`,
+    );
     return wait ? PARKED : { state: 'SUCCEEDED', outputs: { executionId } };
   }
 

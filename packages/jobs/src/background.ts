@@ -36,7 +36,6 @@ export interface BackgroundJobs {
   stop(): Promise<void>;
 }
 
-
 /**
  * The background work of `sluice jobs` (and of a standalone server): the
  * scheduler, the watchdog, retention, the event consumer, and the NOTIFY

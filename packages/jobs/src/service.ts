@@ -3,7 +3,13 @@ import type { Pool } from 'pg';
 import { createPool, migrate } from '@sluice/claim-store';
 import type { JobsConfig } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
-import { createMetrics, httpMetricsMiddleware, probeRoutes, startHttpServer, StopStack } from '@sluice/observability';
+import {
+  createMetrics,
+  httpMetricsMiddleware,
+  probeRoutes,
+  startHttpServer,
+  StopStack,
+} from '@sluice/observability';
 import { startBackgroundJobs } from './background';
 import { errorMessage, type JobsLog } from './log';
 
@@ -17,7 +23,6 @@ export interface RunningJobsService {
   /** Stops the background jobs, the internal server and the pool, in that order; never rejects. */
   stop(): Promise<void>;
 }
-
 
 /**
  * `sluice jobs` without its process concerns: migrates (advisory-locked, so

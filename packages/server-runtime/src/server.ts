@@ -5,12 +5,7 @@ import { createInternalApp, createPublicApp } from '@sluice/api';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sluice/bootstrap';
 import { createPool, createPrismaClient, migrate, TASK_RUN_QUEUED_CHANNEL } from '@sluice/claim-store';
 import type { ServerConfig } from '@sluice/config';
-import {
-  createDirectExecutorProtocol,
-  DEFAULT_ENGINE_SETTINGS,
-  Engine,
-  RunnerService,
-} from '@sluice/engine';
+import { createDirectExecutorProtocol, DEFAULT_ENGINE_SETTINGS, Engine, RunnerService } from '@sluice/engine';
 import { createInstance, standaloneSlotGroups } from '@sluice/instance';
 import { startBackgroundJobs, startNotifyRelay } from '@sluice/jobs';
 import {
@@ -51,7 +46,6 @@ export interface RunningServer {
   databaseUrl: string;
   stop(): Promise<void>;
 }
-
 
 /**
  * `sluice server` and `sluice server --standalone`: the public API and the
@@ -164,7 +158,14 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
 
     if (options.standalone) {
       // What `sluice jobs` runs in distributed mode: scheduler, watchdog, retention, event consumers.
-      const jobs = await startBackgroundJobs({ pool, engine, databaseUrl, scheduling: config.scheduling, log, metrics });
+      const jobs = await startBackgroundJobs({
+        pool,
+        engine,
+        databaseUrl,
+        scheduling: config.scheduling,
+        log,
+        metrics,
+      });
       stoppers.push(() => jobs.stop());
       // The runner reaches this server at SLUICE_API_URL; its default follows the internal port actually bound.
       const runnerApiUrl = config.apiUrl.endsWith(':0') ? internalUrl : config.apiUrl;
