@@ -2,13 +2,12 @@ import type { DockerExecutorConfig, K8sExecutorConfig } from '@sluice/config';
 import {
   createDockerClient,
   DockerExecutor,
-  errorMessage,
   type DockerExecutorOptions,
   type Executor,
   type ExecutorContext,
 } from '@sluice/executors';
 import { createInstance, type SlotGroupConfig } from '@sluice/instance';
-import { createLogger, createMetrics, type Logger } from '@sluice/observability';
+import { createLogger, createMetrics, StopStack, type Logger } from '@sluice/observability';
 import { startDockerCleanup } from '@sluice/owner-cleanup';
 import { ExecutorApiClient, type ExecutorType } from '@sluice/protocol';
 import { pingDocker } from './docker-ping';
@@ -127,16 +126,8 @@ export async function startExecutorInstance(
   const protocol = new ExecutorApiClient({ baseUrl: config.executorApiUrl, token: config.executorApiToken });
   const metrics = createMetrics();
 
-  const stoppers: Array<() => Promise<void> | void> = [];
-  const stopAll = async (): Promise<void> => {
-    for (const stop of stoppers.splice(0).reverse()) {
-      try {
-        await stop();
-      } catch (err) {
-        log.error('error while stopping', { error: errorMessage(err) });
-      }
-    }
-  };
+  const stoppers = new StopStack(log);
+  const stopAll = (): Promise<void> => stoppers.stopAll();
 
   try {
     const internal = await startInternalServer({
