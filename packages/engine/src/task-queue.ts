@@ -45,12 +45,6 @@ function taskSpec(task: Task, outputs: Record<string, Record<string, string>>): 
   return renderTemplates({ ...task }, { outputs }) as unknown as Record<string, unknown>;
 }
 
-export interface QueueOutcome {
-  queued: TaskRunRow[];
-  /** Tasks that could not be queued because a template could not be rendered. */
-  failedToRender: Array<{ taskId: string; error: string }>;
-}
-
 /**
  * Queues one attempt of a task (first attempt or retry). A template that
  * cannot be rendered becomes a FAILED task run that says why, so the user
@@ -89,12 +83,11 @@ export async function queueAttempt(
     availableAt,
   });
   if (renderError === null) return row;
-  const failed = await tx.query(
+  await tx.query(
     `UPDATE task_runs SET state = 'FAILED', reason = 'error', error = $2, fence = fence + 1, ended_at = now()
-     WHERE id = $1 RETURNING id`,
+     WHERE id = $1`,
     [row.id, `cannot render templates: ${renderError}`],
   );
-  void failed;
   return { ...row, state: 'FAILED', reason: 'error', error: `cannot render templates: ${renderError}` };
 }
 

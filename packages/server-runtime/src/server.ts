@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import type { Pool } from 'pg';
 import { Router } from 'express';
 import { createInternalApp, createPublicApp } from '@sluice/api';
@@ -223,5 +222,3 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     throw err;
   }
 }
-
-export type { Server };
