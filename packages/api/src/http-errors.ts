@@ -73,9 +73,3 @@ export function errorHandler(log: ErrorLog): ErrorRequestHandler {
     return sendError(res, 500, 'internal', 'internal error');
   };
 }
-
-/** Wraps an async route so rejections reach the error handler (Express 5 does this too; kept explicit for routers). */
-export const route =
-  (fn: RequestHandler): RequestHandler =>
-  (req, res, next) =>
-    Promise.resolve(fn(req, res, next)).catch(next);

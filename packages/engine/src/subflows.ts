@@ -5,7 +5,7 @@ import { createExecutionIn } from './create-execution';
 import { NotFoundError } from './errors';
 import type { ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
-import { getExecution, lockExecution } from './sql/executions';
+import { lockExecution } from './sql/executions';
 
 /**
  * Starts the child execution of a subflow task run, once: a repeated call
@@ -61,5 +61,3 @@ export async function waitedOnChildren(tx: PoolClient, executionId: string): Pro
   );
   return r.rows.map((row) => row.id);
 }
-
-export { getExecution };
