@@ -24,6 +24,12 @@ export interface CreatePoolOptions {
   applicationName?: string;
   idleTimeoutMillis?: number;
   connectionTimeoutMillis?: number;
+  /**
+   * Whether the store's hot statements go out as named prepared statements
+   * (default true). False strips the names, for poolers in transaction mode
+   * that hand each transaction a different server connection.
+   */
+  preparedStatements?: boolean;
 }
 
 export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
@@ -39,7 +45,27 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
   // on the pool; without a listener that would crash the process. The next
   // query simply opens a new connection.
   pool.on('error', () => undefined);
+  if (opts.preparedStatements === false) pool.on('connect', sendUnnamed);
   return pool;
+}
+
+/**
+ * Makes a connection send every query unnamed. A named statement lives on the
+ * server connection that prepared it; behind a transaction-mode pooler the
+ * next call may land on another one and fail with "prepared statement does not
+ * exist". pool.query and transaction clients both go through client.query,
+ * so patching it on connect covers every path.
+ */
+function sendUnnamed(client: PoolClient): void {
+  const send = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const unnamed = (config: unknown, ...rest: unknown[]): unknown => {
+    if (config !== null && typeof config === 'object' && 'name' in config && 'text' in config) {
+      const { name: _name, ...plain } = config as Record<string, unknown>;
+      return send(plain, ...rest);
+    }
+    return send(config, ...rest);
+  };
+  client.query = unnamed as PoolClient['query'];
 }
 
 /** Runs fn in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */

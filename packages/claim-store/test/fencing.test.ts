@@ -55,8 +55,9 @@ describe('fenced writes', () => {
 
     const done = await completeTaskRun(pool, { ...ref, state: 'SUCCEEDED', exitCode: 0 });
     expect(done.applied).toBe(true);
-    expect(done.row).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, externalRef: 'pid:4242', fence: 1 });
+    expect(done.row).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, fence: 1 });
     expect(done.row.endedAt).toBeInstanceOf(Date);
+    expect(await getTaskRun(pool, run.id)).toMatchObject({ state: 'SUCCEEDED', externalRef: 'pid:4242' });
 
     const again = await completeTaskRun(pool, { ...ref, state: 'FAILED', reason: 'exit_code', exitCode: 1 });
     expect(again).toMatchObject({ applied: false, row: { state: 'SUCCEEDED', exitCode: 0 } });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { ExecutorType } from '@sluice/protocol';
-import { claimTaskRuns, insertTaskRun, type TaskRunRow } from '@sluice/claim-store';
+import { claimTaskRuns, insertTaskRun, type ClaimedTaskRunRow, type TaskRunRow } from '@sluice/claim-store';
 
 /** An execution row for task runs to belong to (the engine writes these for real). */
 export async function seedExecution(pool: Pool): Promise<string> {
@@ -59,7 +59,7 @@ export async function queueMany(
 }
 
 /** Claims one process/default task run as `ownerId` and fails the test when there is none. */
-export async function claimOne(pool: Pool, ownerId = 'owner-a'): Promise<TaskRunRow> {
+export async function claimOne(pool: Pool, ownerId = 'owner-a'): Promise<ClaimedTaskRunRow> {
   const [run] = await claimTaskRuns(pool, {
     ownerId,
     executorTypes: ['process'],

@@ -8,7 +8,7 @@ import { readPrismaModels } from './prisma-schema';
 // index or foreign key missing on one side fails here).
 
 const SCHEMA = path.resolve(__dirname, '../prisma/schema.prisma');
-const HAND_WRITTEN_INDEXES = ['task_runs_claim_idx', 'events_pending_idx'];
+const HAND_WRITTEN_INDEXES = ['task_runs_claim_idx', 'task_runs_active_idx', 'events_pending_idx'];
 
 describe('migrated schema matches schema.prisma', () => {
   let db: TestDatabase;
@@ -108,5 +108,18 @@ describe('migrated schema matches schema.prisma', () => {
   it('has the partial claim index on queued task runs', async () => {
     const { rows } = await c.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'task_runs_claim_idx'`);
     expect(rows[0]?.indexdef).toMatch(/WHERE \(state = 'QUEUED'::text\)/);
+  });
+
+  it('indexes only active task runs, on columns a heartbeat never changes', async () => {
+    const { rows } = await c.query(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'task_runs_active_idx'`,
+    );
+    expect(rows[0]?.indexdef).toMatch(
+      /\(executor_type, pool\) WHERE \(state = ANY \(ARRAY\['STARTING'::text, 'RUNNING'::text\]\)\)/,
+    );
+    const heartbeatIndexed = await c.query(
+      `SELECT indexname FROM pg_indexes WHERE tablename = 'task_runs' AND indexdef LIKE '%heartbeat_at%'`,
+    );
+    expect(heartbeatIndexed.rows).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import {
   getTaskRun,
   markRunning,
   type ClaimOptions,
-  type TaskRunRow,
+  type ClaimedTaskRunRow,
 } from '@sluice/claim-store';
 import { createRunToken } from '@sluice/auth';
 import {
@@ -100,7 +100,7 @@ export function claimOptionsFor(req: ClaimRequest, k8sMaxJobs: number): ClaimOpt
 }
 
 /** A claimed row as the executor receives it, with a run token minted for its current fence. */
-export async function toClaimedTaskRun(row: TaskRunRow, jwtSecret: string): Promise<ClaimedTaskRun> {
+export async function toClaimedTaskRun(row: ClaimedTaskRunRow, jwtSecret: string): Promise<ClaimedTaskRun> {
   return {
     taskRunId: row.id,
     executionId: row.executionId,

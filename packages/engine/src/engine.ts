@@ -1,6 +1,6 @@
 import {
   cancelQueuedTaskRuns,
-  completeTaskRun,
+  completeTaskRunWithEvent,
   requestCancel,
   watchdogSweep,
   type CompleteResult,
@@ -10,7 +10,7 @@ import { StartSubflowRequest } from '@sluice/protocol';
 import { createExecutionIn, type CreateExecutionRequest } from './create-execution';
 import { NotFoundError } from './errors';
 import { handleEvent } from './event-handlers';
-import { emitEvent, lockNextEvent, markEventProcessed, recordEventFailure } from './events';
+import { EVENTS_CHANNEL, emitEvent, lockNextEvent, markEventProcessed, recordEventFailure } from './events';
 import { settleExecution, type ProgressEffects } from './progress';
 import type { EngineDeps } from './settings';
 import {
@@ -116,14 +116,13 @@ export class Engine {
     // Only the task run row is locked (by the UPDATE): moving the execution
     // along is the event consumer's job, so completions of one wide execution
     // do not queue behind each other on the execution row.
-    return this.transact(async (tx, effects) => {
-      const completed = await completeTaskRun(tx, req);
-      if (completed.applied) {
-        await emitEvent(tx, { kind: 'task_run.ended', payload: { taskRunId: req.taskRunId } });
-        effects.eventsEmitted = true;
-      }
-      return completed;
+    // One statement writes the completion and its outbox event together.
+    const completed = await completeTaskRunWithEvent(this.deps.pool, req, {
+      kind: 'task_run.ended',
+      channel: EVENTS_CHANNEL,
     });
+    if (completed.applied) this.announce({ queuedAny: false, eventsEmitted: true });
+    return completed;
   }
 
   /** One watchdog pass: task runs nobody heartbeats any more end `lost` (or `timeout`); consumers retry them. */

@@ -4,6 +4,7 @@ import {
   toTaskRunRow,
   withTransaction,
   type Queryable,
+  type ClaimedTaskRunRow,
   type TaskRunRow,
 } from '@sluice/claim-store';
 import { ClaimRequest, type ClaimedTaskRun } from '@sluice/protocol';
@@ -42,7 +43,7 @@ export async function claimIdempotently(
   if (!idempotencyKey) throw new Error('claimIdempotently: idempotencyKey must not be empty');
   const { pool, settings } = engine.deps;
   const claimOptions = claimOptionsFor(req, options.k8sMaxJobs ?? 0);
-  const mint = (rows: TaskRunRow[]) =>
+  const mint = (rows: ClaimedTaskRunRow[]) =>
     Promise.all(rows.map((row) => toClaimedTaskRun(row, settings.jwtSecret)));
   const replay = async (ids: string[]): Promise<IdempotentClaimResult> => ({
     taskRuns: await mint(await heldBy(pool, req.instanceId, ids)),
@@ -127,7 +128,7 @@ async function appendRecord(
   db: Queryable,
   instanceId: string,
   key: string,
-  rows: TaskRunRow[],
+  rows: ClaimedTaskRunRow[],
 ): Promise<string[]> {
   const { rows: out } = await query<{ task_run_ids: string[] }>(
     db,

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
-import { claimTaskRuns, createPool, listTaskRunsOfExecution, type TaskRunRow } from '@sluice/claim-store';
+import {
+  claimTaskRuns,
+  createPool,
+  listTaskRunsOfExecution,
+  type ClaimedTaskRunRow,
+  type TaskRunRow,
+} from '@sluice/claim-store';
 import { parseFlow } from '@sluice/flows';
 import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
@@ -12,7 +18,7 @@ export interface EngineHarness {
   engine: Engine;
   queuedSignals: number;
   storeFlow(flowId: string, yaml: string, namespace?: string): Promise<void>;
-  claimAll(executorTypes?: Array<'process' | 'inline'>): Promise<TaskRunRow[]>;
+  claimAll(executorTypes?: Array<'process' | 'inline'>): Promise<ClaimedTaskRunRow[]>;
   runsOf(executionId: string): Promise<TaskRunRow[]>;
   close(): Promise<void>;
 }
@@ -58,7 +64,7 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
 }
 
 /** Ends a claimed task run as its runner would, then lets the event consumers run. */
-export async function succeed(h: EngineHarness, run: TaskRunRow, exitCode = 0) {
+export async function succeed(h: EngineHarness, run: Pick<TaskRunRow, 'id' | 'fence'>, exitCode = 0) {
   const result = await h.engine.finishTaskRun({
     taskRunId: run.id,
     fence: run.fence,

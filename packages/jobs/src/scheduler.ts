@@ -73,8 +73,13 @@ async function scheduledFlows(pool: Pool): Promise<{ flows: ScheduledFlow[]; dbN
 /** Task runs that count against PIPELINE_MAX_CONCURRENT_JOBS, counted only up to `limit` (cheap with a big backlog). */
 async function activeTaskRuns(pool: Pool, limit: number): Promise<number> {
   const r = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM
-       (SELECT 1 FROM task_runs WHERE state IN ('QUEUED', 'STARTING', 'RUNNING') LIMIT $1) active`,
+    // Two counts, each matching one partial index (task_runs_claim_idx,
+    // task_runs_active_idx): one IN over all three states matches neither
+    // and would scan the whole history.
+    `SELECT least($1::int,
+              (SELECT count(*) FROM (SELECT 1 FROM task_runs WHERE state = 'QUEUED' LIMIT $1) q)
+            + (SELECT count(*) FROM (SELECT 1 FROM task_runs WHERE state IN ('STARTING', 'RUNNING') LIMIT $1) a)
+           )::int AS n`,
     [limit],
   );
   return r.rows[0]?.n ?? 0;

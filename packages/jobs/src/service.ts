@@ -40,7 +40,10 @@ export async function startJobsService(
     const { applied } = await migrate(config.databaseUrl, { log: (message) => log.info(message) });
     log.info('database migrated', { applied: applied.length });
 
-    const pool: Pool = createPool(config.databaseUrl, { applicationName: 'sluice-jobs' });
+    const pool: Pool = createPool(config.databaseUrl, {
+      applicationName: 'sluice-jobs',
+      preparedStatements: config.databasePreparedStatements,
+    });
     stoppers.push(() => pool.end());
     const metrics = createMetrics({ service: 'jobs' });
 

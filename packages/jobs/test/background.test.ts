@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { claimTaskRuns, createPool, type TaskRunRow } from '@sluice/claim-store';
+import { claimTaskRuns, createPool, type ClaimedTaskRunRow } from '@sluice/claim-store';
 import type { SchedulingSettings } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';
@@ -102,7 +102,7 @@ describe('background jobs', () => {
   it('fails a task run nobody heartbeats as lost, and the consumer ends its execution', async () => {
     await h.storeFlow('abandoned', null, { pool: 'abandoned' });
     const execution = await h.engine.createExecution({ namespace: 'ns', flowId: 'abandoned' });
-    const claimed: TaskRunRow[] = await claimTaskRuns(h.pool, {
+    const claimed: ClaimedTaskRunRow[] = await claimTaskRuns(h.pool, {
       ownerId: 'gone',
       executorTypes: ['process'],
       pools: ['abandoned'],

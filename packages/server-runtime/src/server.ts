@@ -79,7 +79,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     const { applied } = await migrate(databaseUrl, { log: (m) => log.info(m) });
     log.info('database migrated', { applied: applied.length });
 
-    const pool: Pool = createPool(databaseUrl);
+    const pool: Pool = createPool(databaseUrl, { preparedStatements: config.databasePreparedStatements });
     stoppers.push(() => pool.end());
     const prisma = createPrismaClient(databaseUrl);
     stoppers.push(() => prisma.$disconnect());

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import type { ExecutorType } from '@sluice/protocol';
 import { withTransaction, type Queryable } from '../db';
-import { toTaskRunRow, type TaskRunRow } from '../rows';
+import { CLAIMED_TASK_RUN_COLUMNS, toClaimedTaskRunRow, type ClaimedTaskRunRow } from '../rows';
 
 export interface PerPoolLimit {
   executorType: ExecutorType;
@@ -29,12 +29,19 @@ export interface ClaimOptions {
 // stops after $4 rows instead of sorting the whole backlog. The claim bumps
 // the fence: every later write of the holder carries it. It clears a waiting
 // reason such as no_instance_for_pool.
+// The claim answers only the columns a claimer needs (ClaimedTaskRunRow), in
+// claim order (UPDATE ... RETURNING keeps no order, so the outer SELECT sorts):
+// whole rows cost more to ship and parse than the claim costs to run.
 // Sent as a named (prepared) statement: instances run it on every poll, slot
 // release and wake-up, and preparing it once per connection skips the parse
 // and plan of each later call (bench/README.md, peers: before/after). Its
 // generic plan keeps the ordered scan of task_runs_claim_idx (the literal
 // state = 'QUEUED' still matches the index predicate); bench/peers's
 // queue-depth figures check that a claim stays flat from 1k to 100k rows.
+const RETURNED = CLAIMED_TASK_RUN_COLUMNS.split(', ')
+  .map((column) => `t.${column}`)
+  .join(', ');
+
 export const CLAIM_TASK_RUNS_SQL = `
 WITH candidates AS (
   SELECT id FROM task_runs
@@ -45,12 +52,15 @@ WITH candidates AS (
   ORDER BY available_at, created_at, id
   LIMIT $4
   FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+  UPDATE task_runs t
+  SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
+  FROM candidates c
+  WHERE t.id = c.id
+  RETURNING ${RETURNED}, t.available_at, t.created_at
 )
-UPDATE task_runs t
-SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
-FROM candidates c
-WHERE t.id = c.id
-RETURNING t.*`;
+SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
 
 // As CLAIM_TASK_RUNS_SQL, but rows of a (type, pool) already at its cap are not
 // candidates, and of the rest at most (cap - active) per (type, pool) are
@@ -85,15 +95,18 @@ allowed AS (
   ) c
   LEFT JOIN room r ON r.executor_type = c.executor_type AND r.pool = c.pool
   WHERE r.free IS NULL OR c.rn <= r.free
+),
+claimed AS (
+  UPDATE task_runs t
+  SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
+  FROM allowed c
+  WHERE t.id = c.id
+  RETURNING ${RETURNED}, t.available_at, t.created_at
 )
-UPDATE task_runs t
-SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
-FROM allowed c
-WHERE t.id = c.id
-RETURNING t.*`;
+SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
 
 /** Claims up to `limit` queued task runs for `ownerId`, oldest first. */
-export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<TaskRunRow[]> {
+export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<ClaimedTaskRunRow[]> {
   if (!Number.isInteger(opts.limit) || opts.limit < 1) {
     throw new Error(`claimTaskRuns: limit must be a positive integer, got ${opts.limit}`);
   }
@@ -106,7 +119,7 @@ export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<
       text: CLAIM_TASK_RUNS_SQL,
       values: params,
     });
-    return sortOldestFirst(rows.map(toTaskRunRow));
+    return rows.map(toClaimedTaskRunRow);
   }
   return claimWithPoolLimits(db, params, limits);
 }
@@ -125,7 +138,7 @@ async function claimWithPoolLimits(
   db: Queryable,
   params: unknown[],
   limits: PerPoolLimit[],
-): Promise<TaskRunRow[]> {
+): Promise<ClaimedTaskRunRow[]> {
   if (!(db instanceof Pool)) {
     throw new Error('claimTaskRuns: perPoolLimits needs a Pool (the claim runs in its own transaction)');
   }
@@ -145,16 +158,6 @@ async function claimWithPoolLimits(
       sorted.map((l) => l.pool),
       sorted.map((l) => l.maxActive),
     ]);
-    return sortOldestFirst(rows.map(toTaskRunRow));
+    return rows.map(toClaimedTaskRunRow);
   });
-}
-
-// UPDATE ... RETURNING does not keep the CTE's order.
-function sortOldestFirst(rows: TaskRunRow[]): TaskRunRow[] {
-  return rows.sort(
-    (a, b) =>
-      a.availableAt.getTime() - b.availableAt.getTime() ||
-      a.createdAt.getTime() - b.createdAt.getTime() ||
-      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
 }

@@ -1,7 +1,7 @@
 import { StaleFenceError, type TaskRunReason } from '@sluice/protocol';
 import type { Queryable } from '../db';
 import { assertTaskRunId, TaskRunNotFoundError } from '../errors';
-import { toTaskRunRow, type TaskRunRow } from '../rows';
+import { ENDED_TASK_RUN_COLUMNS, toEndedTaskRunRow, type EndedTaskRunRow } from '../rows';
 import { currentTaskRun } from './fence';
 import type { FencedRef } from './start';
 
@@ -12,17 +12,19 @@ export interface CompleteTaskRun extends FencedRef {
   error?: string | null;
 }
 
-export type CompleteResult = { applied: true; row: TaskRunRow } | { applied: false; row: TaskRunRow };
+/** The outcome a completion wrote (applied) or found (a repeat): EndedTaskRunRow, not the whole row. */
+export type CompleteResult = { applied: boolean; row: EndedTaskRunRow };
 
 // Sent as a named (prepared) statement: completion runs once per task run, and
 // preparing it once per connection skips the parse and plan of every later
 // call (bench/README.md, peers: before/after). The text never changes, so
-// the name stays valid for the connection's life.
+// the name stays valid for the connection's life. It returns the outcome
+// only (EndedTaskRunRow): the whole row costs more to ship and parse.
 const COMPLETE_SQL = `
 UPDATE task_runs
 SET state = $3, reason = $4, exit_code = $5, error = $6, ended_at = now()
 WHERE id = $1 AND fence = $2 AND state IN ('STARTING', 'RUNNING')
-RETURNING *`;
+RETURNING ${ENDED_TASK_RUN_COLUMNS}`;
 
 // Many completions in one statement and one round trip: unnest() turns the
 // parallel arrays into rows, and each row carries the same fence and state
@@ -31,15 +33,17 @@ RETURNING *`;
 // `(state IN (...)) IS TRUE` means the same as the bare IN (state is NOT NULL)
 // but is no index condition, so each row is found by its primary key (nested
 // loop over the unnest). With the bare IN the planner hash-joins a scan of
-// task_runs_state_heartbeat_at_idx over every active run whenever its
-// statistics say few are active (measured: a batch of 16 read 320 rows).
+// every active run through the index of active runs whenever its statistics
+// say few are active (measured: a batch of 16 read 320 rows).
 const COMPLETE_MANY_SQL = `
 UPDATE task_runs t
 SET state = c.state, reason = c.reason, exit_code = c.exit_code, error = c.error, ended_at = now()
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::int[], $6::text[])
      AS c(id, fence, state, reason, exit_code, error)
 WHERE t.id = c.id AND t.fence = c.fence AND (t.state IN ('STARTING', 'RUNNING')) IS TRUE
-RETURNING t.*`;
+RETURNING ${ENDED_TASK_RUN_COLUMNS.split(', ')
+  .map((column) => `t.${column}`)
+  .join(', ')}`;
 
 /**
  * The holder ends its task run (DESIGN.md point 8):
@@ -54,16 +58,51 @@ export async function completeTaskRun(db: Queryable, req: CompleteTaskRun): Prom
   const { rows } = await db.query({
     name: 'sluice_complete_task_run',
     text: COMPLETE_SQL,
-    values: [
-      req.taskRunId,
-      req.fence,
-      req.state,
-      req.reason ?? null,
-      req.exitCode ?? null,
-      req.error ?? null,
-    ],
+    values: completeValues(req),
   });
-  if (rows[0]) return { applied: true, row: toTaskRunRow(rows[0]) };
+  if (rows[0]) return { applied: true, row: toEndedTaskRunRow(rows[0]) };
+  return explainNotApplied(db, req);
+}
+
+// COMPLETE_SQL and its outbox event in one statement: the event row exists
+// exactly when the completion was written (both or neither, as one statement
+// is atomic), and the NOTIFY goes out at its commit. One round trip instead of
+// BEGIN, UPDATE, INSERT, COMMIT: the runner API ends every task run this way.
+// $7 = event kind, $8 = NOTIFY channel; the payload names the task run.
+const COMPLETE_WITH_EVENT_SQL = `
+WITH done AS (${COMPLETE_SQL}),
+recorded AS (
+  INSERT INTO events (kind, payload)
+  SELECT $7::text, jsonb_build_object('taskRunId', done.id) FROM done
+  RETURNING id
+)
+SELECT done.*, pg_notify($8::text, recorded.id::text) FROM done, recorded`;
+
+/** Where completeTaskRunWithEvent records and announces the completion. */
+export interface CompletionEvent {
+  /** The events row's kind, e.g. `task_run.ended`. */
+  kind: string;
+  /** The channel NOTIFYed with the event's id. */
+  channel: string;
+}
+
+/**
+ * completeTaskRun that also records `event` in the events outbox (payload
+ * `{ taskRunId }`) when, and only when, the completion is applied — in one
+ * statement. A repeat or a stale fence records nothing.
+ */
+export async function completeTaskRunWithEvent(
+  db: Queryable,
+  req: CompleteTaskRun,
+  event: CompletionEvent,
+): Promise<CompleteResult> {
+  assertTaskRunId(req.taskRunId);
+  const { rows } = await db.query({
+    name: 'sluice_complete_task_run_with_event',
+    text: COMPLETE_WITH_EVENT_SQL,
+    values: [...completeValues(req), event.kind, event.channel],
+  });
+  if (rows[0]) return { applied: true, row: toEndedTaskRunRow(rows[0]) };
   return explainNotApplied(db, req);
 }
 
@@ -79,7 +118,7 @@ export async function completeTaskRuns(
   reqs: CompleteTaskRun[],
 ): Promise<PromiseSettledResult<CompleteResult>[]> {
   const valid = reqs.filter((r) => isUuidish(r.taskRunId));
-  const applied = new Map<string, TaskRunRow>();
+  const applied = new Map<string, EndedTaskRunRow>();
   if (valid.length > 0) {
     // A batch of one goes through the single statement: unnest() costs more
     // than it saves there (measured in bench/peers' before/after table).
@@ -101,7 +140,7 @@ export async function completeTaskRuns(
           },
     );
     for (const row of rows) {
-      const run = toTaskRunRow(row);
+      const run = toEndedTaskRunRow(row);
       applied.set(`${run.id}/${run.fence}`, run);
     }
   }
@@ -142,6 +181,9 @@ async function explainNotApplied(db: Queryable, req: CompleteTaskRun): Promise<C
   assertTaskRunId(req.taskRunId);
   const row = await currentTaskRun(db, req.taskRunId);
   if (!row) throw new TaskRunNotFoundError(req.taskRunId);
-  if (row.fence === req.fence && row.endedAt !== null) return { applied: false, row };
+  if (row.fence === req.fence && row.endedAt !== null) {
+    const { id, fence, state, reason, exitCode, error, endedAt } = row;
+    return { applied: false, row: { id, fence, state, reason, exitCode, error, endedAt } };
+  }
   throw new StaleFenceError(req.taskRunId, req.fence);
 }

@@ -17,7 +17,7 @@ export interface WatchdogSweepOptions {
 // Failing bumps the fence, so the old holder's later heartbeat, logs and
 // completion are refused. A subflow task run parked on its child execution
 // is left alone (its child's end resumes it). The scan touches only STARTING/RUNNING rows
-// (task_runs_state_heartbeat_at_idx), which are bounded by the slots in use.
+// (task_runs_active_idx), which are bounded by the slots in use.
 const SWEEP_SQL = `
 WITH due AS (
   SELECT id,

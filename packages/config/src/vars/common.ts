@@ -1,6 +1,6 @@
 import { defineVar, type AppName } from '../define';
 import { masterKey, masterKeyList } from '../keys';
-import { hostPort, httpUrl, oneOf, postgresUrl, text } from '../schemas';
+import { bool, hostPort, httpUrl, oneOf, postgresUrl, text } from '../schemas';
 
 /** The long-running processes; each serves probes and metrics on the internal port. */
 export const DAEMONS: readonly AppName[] = ['server', 'jobs', 'docker-executor', 'k8s-executor'];
@@ -56,6 +56,15 @@ export const SLUICE_DATABASE_URL = defineVar({
   secret: true,
   description:
     'PostgreSQL URL (postgres://user:password@host:5432/db). Required by `sluice server` and `sluice jobs`; a standalone server without it runs an embedded PostgreSQL under SLUICE_DATA_DIR.',
+  apps: ['server', 'jobs'],
+});
+
+export const SLUICE_DATABASE_PREPARED_STATEMENTS = defineVar({
+  name: 'SLUICE_DATABASE_PREPARED_STATEMENTS',
+  schema: bool(),
+  default: 'true',
+  description:
+    'Send the claim and completion as named prepared statements (parsed and planned once per connection). Set to false behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21, or without max_prepared_statements).',
   apps: ['server', 'jobs'],
 });
 

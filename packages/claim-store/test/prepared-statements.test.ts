@@ -1,0 +1,56 @@
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { claimTaskRuns, completeTaskRun, createPool, withTransaction } from '@sluice/claim-store';
+import { queueMany, seedExecution } from './fixtures';
+
+// The claim and completion go out as named statements unless the pool is made
+// with preparedStatements: false (SLUICE_DATABASE_PREPARED_STATEMENTS=false,
+// for transaction-mode poolers). pg_prepared_statements lists what the
+// current session has prepared; one connection per pool makes it the same one.
+
+describe('prepared statements', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  async function claimAndCompleteOnOneConnection(preparedStatements?: boolean) {
+    const pool = createPool(db.url, { max: 1, preparedStatements });
+    try {
+      await queueMany(pool, await seedExecution(pool), 2);
+      const claim = { ownerId: 'o', executorTypes: ['process' as const], pools: ['default'], limit: 1 };
+      const [viaPool] = await claimTaskRuns(pool, claim);
+      const [inTransaction] = await withTransaction(pool, (tx) => claimTaskRuns(tx, claim));
+      for (const run of [viaPool, inTransaction]) {
+        if (!run) throw new Error('expected a claimed task run');
+        const done = await completeTaskRun(pool, {
+          taskRunId: run.id,
+          fence: run.fence,
+          state: 'SUCCEEDED',
+          exitCode: 0,
+        });
+        expect(done.applied).toBe(true);
+      }
+      const { rows } = await pool.query<{ name: string }>(
+        'SELECT name FROM pg_prepared_statements ORDER BY name',
+      );
+      return rows.map((r) => r.name);
+    } finally {
+      await pool.end();
+    }
+  }
+
+  it('prepares the claim and the completion once per connection by default', async () => {
+    expect(await claimAndCompleteOnOneConnection()).toEqual([
+      'sluice_claim_task_runs',
+      'sluice_complete_task_run',
+    ]);
+  });
+
+  it('sends them unnamed when preparedStatements is false, with the same results', async () => {
+    expect(await claimAndCompleteOnOneConnection(false)).toEqual([]);
+  });
+});
