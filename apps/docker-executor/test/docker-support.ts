@@ -89,3 +89,18 @@ export async function noContainersLeft(
   }
   return left;
 }
+
+/** Waits until the owner has a running container and returns it. */
+export async function runningContainerOf(
+  docker: Docker,
+  ownerId: string,
+  ms = 30_000,
+): Promise<ContainerInfo> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = (await ownedContainers(docker, ownerId)).find((c) => c.State === 'running');
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no running container of owner ${ownerId} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -20,17 +20,29 @@ export const JWT_SECRET = `e2e-${randomBytes(24).toString('hex')}`;
 export const MASTER_KEY = randomBytes(32).toString('base64');
 export const EXECUTOR_TOKEN = `executor-${randomBytes(16).toString('hex')}`;
 
+/** The ports of a server's public API and internal API. */
+export interface ServerPorts {
+  http: number;
+  internal: number;
+}
+
 export interface ServerProcess extends AppProcess {
   publicUrl: string;
   internalUrl: string;
+  ports: ServerPorts;
 }
 
-/** `sluice server` (distributed: public API and internal API only). */
+/**
+ * `sluice server` (distributed: public API and internal API only), on free
+ * ports unless `ports` are given (a restart at the address clients know).
+ */
 export async function startServer(
   databaseUrl: string,
   env: Record<string, string> = {},
+  ports?: ServerPorts,
 ): Promise<ServerProcess> {
-  const [httpPort, internalPort] = [await freePort(), await freePort()];
+  const httpPort = ports?.http ?? (await freePort());
+  const internalPort = ports?.internal ?? (await freePort());
   const app = await startApp({
     main: SERVER_MAIN,
     args: ['server'],
@@ -52,6 +64,7 @@ export async function startServer(
     ...app,
     publicUrl: `http://127.0.0.1:${httpPort}`,
     internalUrl: `http://127.0.0.1:${internalPort}`,
+    ports: { http: httpPort, internal: internalPort },
   };
 }
 

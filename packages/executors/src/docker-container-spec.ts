@@ -47,6 +47,11 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     AttachStderr: false,
     Tty: false,
     HostConfig: {
+      // The engine's init (docker-init, a static tini bind-mounted at /sbin/docker-init) is PID 1 and
+      // passes a stop's SIGTERM on to the runner. Without it the runner would be PID 1, which the kernel
+      // shields from signals it has no handler for yet: a cancel while the runner starts would wait out
+      // the whole grace. It also reaps the task's orphans, which the runner does not.
+      Init: true,
       NetworkMode: input.network,
       ...containerLimits(run.executor.resources, input.runtimeDefaults),
     },

@@ -45,6 +45,10 @@ interface DockerTaskRun {
   /** The executor already completed the task run (max_duration) or lost it to a newer claim. */
   settled: boolean;
   stopping: boolean;
+  /** The container is being stopped because the task run was cancelled. */
+  cancelled: boolean;
+  /** A heartbeat call is still out (retrying through a server outage): the next tick skips. */
+  heartbeating: boolean;
   abort: AbortController;
 }
 
@@ -128,6 +132,7 @@ export class DockerExecutor implements Executor {
   async cancel(handle: TaskRunHandle): Promise<void> {
     const entry = this.local.get(handle.taskRunId);
     if (entry) {
+      entry.cancelled = true;
       this.stop(entry);
       return;
     }
@@ -215,6 +220,8 @@ export class DockerExecutor implements Executor {
       maxDuration: null,
       settled: false,
       stopping: false,
+      cancelled: false,
+      heartbeating: false,
       abort: new AbortController(),
     };
     this.local.set(taskRunId, entry);
@@ -244,6 +251,7 @@ export class DockerExecutor implements Executor {
     if (entry.settled || exit.state === 'detached') {
       return { exitCode: exit.exitCode, signal: null, completed: true };
     }
+    if (entry.cancelled) return this.endCancelled(entry, exit.exitCode);
     const how =
       exit.state === 'gone'
         ? 'was removed'
@@ -256,6 +264,31 @@ export class DockerExecutor implements Executor {
       reason: 'lost',
       error: `container ${entry.name} ${how} without its runner reporting a result`,
     };
+  }
+
+  /**
+   * A cancelled container ended and its runner reported nothing: the TERM
+   * came before the runner could report (it was still starting), so the
+   * executor ends the task run CANCELLED itself rather than leave it `lost`.
+   */
+  private async endCancelled(entry: DockerTaskRun, exitCode: number | null): Promise<ExecutorOutcome> {
+    try {
+      await entry.ctx.protocol.complete({
+        taskRunId: entry.taskRunId,
+        fence: entry.fence,
+        state: 'CANCELLED',
+        reason: 'cancelled',
+        error: `cancelled: container ${entry.name} exited with code ${exitCode ?? 'unknown'} before its runner reported a result`,
+      });
+    } catch (err) {
+      if (!isStaleFenceError(err)) {
+        entry.ctx.log.error('completing a cancelled task run failed', {
+          taskRunId: entry.taskRunId,
+          error: errorMessage(err),
+        });
+      }
+    }
+    return { exitCode, signal: null, completed: true };
   }
 
   private stop(entry: DockerTaskRun): void {
@@ -298,9 +331,14 @@ export class DockerExecutor implements Executor {
 
   /** DESIGN.md point 6: the executor's own heartbeat covers pull and start; a cancel or a newer claim stops the container. */
   private async heartbeat(entry: DockerTaskRun): Promise<void> {
+    if (entry.heartbeating) return;
+    entry.heartbeating = true;
     try {
       const answer = await entry.ctx.protocol.heartbeat({ taskRunId: entry.taskRunId, fence: entry.fence });
-      if (answer.cancel) this.stop(entry);
+      if (answer.cancel) {
+        entry.cancelled = true;
+        this.stop(entry);
+      }
     } catch (err) {
       if (isStaleFenceError(err)) {
         entry.ctx.log.info('task run is owned by a newer claim; stopping its container', {
@@ -312,6 +350,8 @@ export class DockerExecutor implements Executor {
         return;
       }
       entry.ctx.log.warn('docker heartbeat failed', { taskRunId: entry.taskRunId, error: errorMessage(err) });
+    } finally {
+      entry.heartbeating = false;
     }
   }
 }

@@ -7,7 +7,7 @@ export const FAKE_RUNNER_IMAGE = 'sluice-test/fake-runner:1';
 /**
  * A stand-in for `sluice exec` on the image's PATH (inject_runner: false):
  * what it does depends on the task run ID, the only thing it is told.
- * As PID 1 without a trap, sh ignores SIGTERM, so a stop waits out its grace.
+ * Without a trap, sh ends at a stop's SIGTERM (the engine's init, PID 1, passes it on).
  */
 const FAKE_RUNNER = `#!/bin/sh
 case "$SLUICE_TASK_RUN_ID" in
