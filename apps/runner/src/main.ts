@@ -10,6 +10,8 @@ const USAGE = `Usage: sluice <command>
 
 Commands:
   exec                 run the task of one task run (the runner, started by an executor)
+  exec --standby       start, load, then wait for one line on stdin naming the task run
+                       (the process executor keeps one ready; it reads none of the variables below)
   runner-install DIR   copy the self-contained runner (sluice and lib/) into DIR
                        (the kubernetes init container)
   help                 show this text
@@ -43,7 +45,7 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
         io.stdout(USAGE);
         return 0;
       }
-      return runExecCommand(io);
+      return runExecCommand({ env: io.env, stderr: io.stderr, args });
     case 'runner-install':
       return install(args[0], io);
     case 'help':

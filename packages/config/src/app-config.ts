@@ -39,6 +39,8 @@ export interface InstanceSettings {
   runnerImage: string;
   /** EXECUTOR_REGISTRATION_INTERVAL */
   registrationInterval: number;
+  /** SLUICE_STANDBY_RUNNERS; 0 = the process executor starts every runner on claim */
+  standbyRunners: number;
   runtimeDefaults: RuntimeDefaults;
 }
 
@@ -90,6 +92,8 @@ export interface ServerConfig extends DaemonConfig {
   dataDir: string;
   /** SLUICE_INSTANCE_ID, else the hostname */
   instanceId: string;
+  /** SLUICE_DATABASE_PREPARED_STATEMENTS */
+  databasePreparedStatements: boolean;
   /** SLUICE_DATABASE_URL or DB_DSN; unset only on a standalone server (→ embedded PostgreSQL) */
   databaseUrl?: string;
   /** SLUICE_MASTER_KEYS, or [SECRET_ENCRYPTION_KEY, SECRET_ENCRYPTION_KEY_PREVIOUS]; first encrypts. Empty only on a standalone server. */
@@ -112,6 +116,8 @@ export interface ServerConfig extends DaemonConfig {
 export interface JobsConfig extends DaemonConfig {
   /** SLUICE_DATABASE_URL or DB_DSN */
   databaseUrl: string;
+  /** SLUICE_DATABASE_PREPARED_STATEMENTS */
+  databasePreparedStatements: boolean;
   scheduling: SchedulingSettings;
 }
 

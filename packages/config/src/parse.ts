@@ -71,6 +71,7 @@ function buildServer(r: EnvReader, options: ParseOptions): ServerConfig {
     dataDir: r.get(V.SLUICE_DATA_DIR),
     instanceId: r.get(V.SLUICE_INSTANCE_ID) ?? hostName(r),
     databaseUrl: standalone ? r.get(V.SLUICE_DATABASE_URL) : r.require(V.SLUICE_DATABASE_URL, needed),
+    databasePreparedStatements: r.get(V.SLUICE_DATABASE_PREPARED_STATEMENTS),
     masterKeys: keys,
     authJwtSecret: standalone ? r.get(V.AUTH_JWT_SECRET) : r.require(V.AUTH_JWT_SECRET, needed),
     executorApiToken: r.get(V.PIPELINE_EXECUTOR_API_TOKEN),
@@ -87,6 +88,7 @@ function buildJobs(r: EnvReader): JobsConfig {
     logLevel: r.get(V.LOG_LEVEL),
     internalHttpServerAddr: r.get(V.INTERNAL_HTTP_SERVER_ADDR),
     databaseUrl: r.require(V.SLUICE_DATABASE_URL, 'sluice jobs works on the database'),
+    databasePreparedStatements: r.get(V.SLUICE_DATABASE_PREPARED_STATEMENTS),
     scheduling: schedulingSettings(r),
   };
 }
@@ -154,6 +156,7 @@ function instanceSettings(r: EnvReader): InstanceSettings {
     queuePollInterval: r.get(V.SLUICE_QUEUE_POLL_INTERVAL),
     runnerImage: r.get(V.SLUICE_RUNNER_IMAGE),
     registrationInterval: r.get(V.EXECUTOR_REGISTRATION_INTERVAL),
+    standbyRunners: r.get(V.SLUICE_STANDBY_RUNNERS),
     runtimeDefaults: { ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) },
   };
 }

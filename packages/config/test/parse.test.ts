@@ -28,6 +28,7 @@ describe('parseEnv defaults', () => {
       dataDir: './.sluice',
       instanceId: 'host-1',
       databaseUrl: undefined,
+      databasePreparedStatements: true,
       masterKeys: [],
       authJwtSecret: undefined,
       executorApiToken: undefined,
@@ -47,6 +48,7 @@ describe('parseEnv defaults', () => {
         queuePollInterval: 1000,
         runnerImage: 'sluice:latest',
         registrationInterval: 15_000,
+        standbyRunners: 1,
         runtimeDefaults: {},
         workerSlots: 8,
       },
@@ -109,6 +111,24 @@ describe('parseEnv defaults', () => {
     const config = parseEnv('server', { LOG_LEVEL: '', SLUICE_POOLS: '  ' }, { standalone: true });
     expect(config.logLevel).toBe('info');
     expect(config.instance.pools).toEqual(['default']);
+  });
+});
+
+describe('SLUICE_DATABASE_PREPARED_STATEMENTS', () => {
+  it('turns named statements off for server and jobs, and names the variable on a bad value', () => {
+    expect(parseEnv('jobs', { DB_DSN: DB }).databasePreparedStatements).toBe(true);
+    expect(
+      parseEnv('jobs', { DB_DSN: DB, SLUICE_DATABASE_PREPARED_STATEMENTS: 'false' })
+        .databasePreparedStatements,
+    ).toBe(false);
+    expect(
+      parseEnv('server', { SLUICE_DATABASE_PREPARED_STATEMENTS: 'off' }, { standalone: true })
+        .databasePreparedStatements,
+    ).toBe(false);
+    const error = configError(() =>
+      parseEnv('jobs', { DB_DSN: DB, SLUICE_DATABASE_PREPARED_STATEMENTS: 'sometimes' }),
+    );
+    expect(error.message).toContain('SLUICE_DATABASE_PREPARED_STATEMENTS');
   });
 });
 

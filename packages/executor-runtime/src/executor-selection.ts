@@ -129,14 +129,27 @@ export async function resolveExecutorTypes(
 /** One executor per type, in the order given. */
 export function buildExecutors(
   types: readonly ExecutorType[],
-  options: { runnerCommand: string[]; env: NodeJS.ProcessEnv; docker?: DockerExecutorOptions },
+  options: {
+    runnerCommand: string[];
+    env: NodeJS.ProcessEnv;
+    docker?: DockerExecutorOptions;
+    /** SLUICE_STANDBY_RUNNERS; the process executor's default when absent. */
+    standbyRunners?: number;
+    /** The slots of the process executor's slot group, which bound its standbys too. */
+    processSlots?: number | null;
+  },
 ): Executor[] {
   return types.map((type): Executor => {
     switch (type) {
       case 'inline':
         return new InlineExecutor();
       case 'process':
-        return new ProcessExecutor({ runnerCommand: options.runnerCommand, env: options.env });
+        return new ProcessExecutor({
+          runnerCommand: options.runnerCommand,
+          env: options.env,
+          standbyRunners: options.standbyRunners,
+          slots: options.processSlots,
+        });
       case 'docker':
         if (!options.docker) throw new Error('buildExecutors: the docker executor needs its options');
         return new DockerExecutor(options.docker);

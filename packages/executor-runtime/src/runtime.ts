@@ -121,6 +121,8 @@ export async function startExecutorInstance(
   const executors: Executor[] = buildExecutors(types, {
     runnerCommand: options.runnerCommand,
     env,
+    standbyRunners: config.instance.standbyRunners,
+    processSlots: shape.slotGroups.find((group) => group.executorTypes.includes('process'))?.slots ?? null,
     ...(dockerOptions ? { docker: dockerOptions } : {}),
   });
   const protocol = new ExecutorApiClient({ baseUrl: config.executorApiUrl, token: config.executorApiToken });

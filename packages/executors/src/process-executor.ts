@@ -1,12 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import type { ClaimedTaskRun } from '@sluice/protocol';
+import { encodeRunnerAssignment, RUNNER_STANDBY_FLAG, type ClaimedTaskRun } from '@sluice/protocol';
 import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRunHandle } from './executor';
-import { errorMessage } from './errors';
-import type { Logger } from './logger';
 import { runnerEnvironment } from './runner-environment';
+import { RunnerProcess, type RunnerDiagnostics } from './runner-process';
 import { settlesWithin } from './settle';
+import { StandbyRunners } from './standby-runners';
 
 export interface ProcessExecutorOptions {
   /** The runner command, e.g. `[process.execPath, '/abs/bin/sluice.cjs', 'exec']`; injected by the app. */
@@ -20,18 +17,29 @@ export interface ProcessExecutorOptions {
   killAfterMs?: number;
   /** Upper bound of `shutdown()`. Default killAfterMs + 5 s. */
   shutdownTimeoutMs?: number;
+  /**
+   * Runners kept started and waiting for the next claim (SLUICE_STANDBY_RUNNERS), started
+   * as `<runnerCommand> --standby`; 0 starts every runner on its claim. Default 1.
+   */
+  standbyRunners?: number;
+  /**
+   * The slots of this executor's slot group. Local runners and standbys together never
+   * exceed them; task runs of other executors sharing the group are not seen. Default: no bound.
+   */
+  slots?: number | null;
+  /** Delay before replacing a standby that died unassigned; doubles per such death in a row, up to 60 s. Default 1 s. */
+  standbyRestartDelayMs?: number;
 }
 
 interface LocalRunner {
   taskRunId: string;
-  child: ChildProcess;
-  pid: number;
+  proc: RunnerProcess;
   exited: boolean;
-  outcome: Promise<ExecutorOutcome>;
   killTimer: NodeJS.Timeout | null;
 }
 
 const PID_REF = /^pid:(\d+)$/;
+const MAX_STANDBY_RESTART_DELAY_MS = 60_000;
 
 /** `pid:<pid>` back to a pid; null for anything else. */
 export function parsePidRef(externalRef: string | null): number | null {
@@ -45,6 +53,12 @@ export function parsePidRef(externalRef: string | null): number | null {
  * whatever it left in its group without touching the server. The runner
  * fetches the task, runs it (in a further group of its own) and reports
  * everything itself; this executor only starts, signals and reaps it.
+ *
+ * Most of a runner's start is loading its code, so the executor keeps
+ * standby runners (StandbyRunners) that have done so, and hands a claim to
+ * one of them over its stdin; without a ready standby it starts a runner
+ * with the three run variables, as it always did. Either way the runner does
+ * the same from there on.
  */
 export class ProcessExecutor implements Executor {
   readonly type = 'process' as const;
@@ -53,6 +67,7 @@ export class ProcessExecutor implements Executor {
   private readonly killAfterMs: number;
   private readonly shutdownTimeoutMs: number;
   private readonly local = new Map<string, LocalRunner>();
+  private readonly standbys: StandbyRunners | null;
   private closed = false;
 
   constructor(options: ProcessExecutorOptions) {
@@ -64,76 +79,48 @@ export class ProcessExecutor implements Executor {
     this.env = options.env ?? process.env;
     this.killAfterMs = options.killAfterMs ?? 15_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? this.killAfterMs + 5_000;
+    const standbyRunners = options.standbyRunners ?? 1;
+    if (!Number.isInteger(standbyRunners) || standbyRunners < 0) {
+      throw new Error(
+        `ProcessExecutorOptions.standbyRunners must be a whole number ≥ 0, not ${standbyRunners}`,
+      );
+    }
+    const slots = options.slots ?? null;
+    this.standbys =
+      standbyRunners === 0
+        ? null
+        : new StandbyRunners({
+            argv: [command, ...args, RUNNER_STANDBY_FLAG],
+            serverEnv: this.env,
+            wanted: () => Math.min(standbyRunners, slots === null ? Infinity : slots - this.liveRunners()),
+            restartDelayMs: options.standbyRestartDelayMs ?? 1_000,
+            maxRestartDelayMs: MAX_STANDBY_RESTART_DELAY_MS,
+          });
   }
 
+  /**
+   * Hands the task run to a standby runner when one is ready, else starts a runner for it.
+   * The first claim after the executor was built starts the standbys (they need the logger).
+   */
   async start(run: ClaimedTaskRun, ctx: ExecutorContext): Promise<TaskRunHandle> {
     if (this.closed) throw new Error(`process executor is shut down; task run ${run.taskRunId} not started`);
     if (this.local.has(run.taskRunId))
       throw new Error(`task run ${run.taskRunId} already has a local runner`);
-    const [command, ...args] = this.runnerCommand;
-    const child = spawn(command, args, {
-      detached: true,
-      // stdin stays open and unwritten: the runner takes its end (EOF) as "my instance died",
-      // even after a kill -9, and stops its task so the watchdog can fail it `lost`.
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: runnerEnvironment(this.env, run, ctx.runnerApiUrl),
-    });
-    const outcome = new Promise<ExecutorOutcome>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ exitCode: code, signal }));
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', (err) =>
-        reject(new Error(`could not start the runner ${command}: ${err.message}`)),
-      );
-    });
-    // The runner may exit before we ever close its stdin: a broken pipe there is expected.
-    child.stdin?.on('error', () => undefined);
-    // After a successful spawn, 'error' only reports failed signals; log it rather than crash.
-    child.on('error', (err) =>
-      ctx.log.warn('runner process error', {
-        taskRunId: run.taskRunId,
-        error: err.message,
-      }),
-    );
-    const pid = child.pid;
+    const diagnostics = { log: ctx.log, fields: { taskRunId: run.taskRunId } };
+    const proc = this.handToStandby(run, ctx, diagnostics) ?? (await this.startRunner(run, ctx, diagnostics));
+    const pid = proc.pid;
     if (pid === undefined) throw new Error(`runner for task run ${run.taskRunId} has no pid after spawn`);
-
-    const runner: LocalRunner = {
-      taskRunId: run.taskRunId,
-      child,
-      pid,
-      exited: false,
-      outcome,
-      killTimer: null,
-    };
-    this.local.set(run.taskRunId, runner);
-    void outcome.then((o) => {
-      runner.exited = true;
-      if (runner.killTimer) clearTimeout(runner.killTimer);
-      ctx.log.debug('runner exited', {
-        taskRunId: run.taskRunId,
-        pid,
-        exitCode: o.exitCode,
-        signal: o.signal,
-      });
-    });
-    // The runner's own stdout/stderr are its diagnostics; task logs travel through the runner API.
-    forwardLines(child.stdout, ctx.log, run.taskRunId, 'stdout');
-    forwardLines(child.stderr, ctx.log, run.taskRunId, 'stderr');
-    ctx.log.debug('runner started', { taskRunId: run.taskRunId, pid });
-    return {
-      taskRunId: run.taskRunId,
-      fence: run.fence,
-      externalRef: `pid:${pid}`,
-    };
+    this.track(run.taskRunId, proc, ctx);
+    // Replaces the standby just taken (or starts the first ones) for the next claim.
+    if (!this.closed) this.standbys?.fill(ctx.log);
+    return { taskRunId: run.taskRunId, fence: run.fence, externalRef: `pid:${pid}` };
   }
 
   async wait(handle: TaskRunHandle): Promise<ExecutorOutcome> {
     const runner = this.local.get(handle.taskRunId);
     if (!runner)
       throw new Error(`task run ${handle.taskRunId} has no local runner (externalRef ${handle.externalRef})`);
-    const outcome = await runner.outcome;
+    const outcome = await runner.proc.exited;
     this.local.delete(handle.taskRunId);
     return outcome;
   }
@@ -142,8 +129,7 @@ export class ProcessExecutor implements Executor {
   async cancel(handle: TaskRunHandle): Promise<void> {
     const runner = this.local.get(handle.taskRunId);
     if (!runner || runner.exited) return;
-    signal(runner.pid, 'SIGTERM');
-    runner.killTimer ??= setTimeout(() => killGroup(runner), this.killAfterMs);
+    this.stop(runner);
   }
 
   async status(handle: TaskRunHandle): Promise<ExecutorStatus> {
@@ -160,49 +146,82 @@ export class ProcessExecutor implements Executor {
     }
   }
 
-  /** Cancels every local runner and waits (bounded) until all have exited; starts nothing afterwards. */
+  /**
+   * Kills the standbys and cancels every local runner, and waits (bounded) until all have
+   * exited; starts nothing afterwards.
+   */
   async shutdown(): Promise<void> {
     this.closed = true;
+    const standbysGone = this.standbys?.close() ?? Promise.resolve();
     const live = [...this.local.values()].filter((r) => !r.exited);
-    for (const runner of live) {
-      signal(runner.pid, 'SIGTERM');
-      runner.killTimer ??= setTimeout(() => killGroup(runner), this.killAfterMs);
+    live.forEach((runner) => this.stop(runner));
+    const allExited = Promise.all(live.map((r) => r.proc.exited));
+    if (!(await settlesWithin(allExited, this.shutdownTimeoutMs))) {
+      const stubborn = live.filter((r) => !r.exited);
+      stubborn.forEach((r) => r.proc.killGroup());
+      await settlesWithin(Promise.all(stubborn.map((r) => r.proc.exited)), 1_000);
     }
-    const allExited = Promise.all(live.map((r) => r.outcome));
-    if (await settlesWithin(allExited, this.shutdownTimeoutMs)) return;
-    const stubborn = live.filter((r) => !r.exited);
-    stubborn.forEach(killGroup);
-    await settlesWithin(Promise.all(stubborn.map((r) => r.outcome)), 1_000);
+    await standbysGone;
   }
-}
 
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  /** The standby that now runs `run`, or null when none is ready. */
+  private handToStandby(
+    run: ClaimedTaskRun,
+    ctx: ExecutorContext,
+    diagnostics: RunnerDiagnostics,
+  ): RunnerProcess | null {
+    if (!this.standbys) return null;
+    // Encoded (and so validated) before a standby is taken: a bad assignment costs no standby.
+    const assignment = encodeRunnerAssignment({
+      apiUrl: ctx.runnerApiUrl,
+      runToken: run.runToken,
+      taskRunId: run.taskRunId,
+    });
+    const standby = this.standbys.take();
+    if (!standby) return null;
+    standby.describeAs(diagnostics);
+    standby.keepsInstanceAlive(true);
+    // Over the standby's own stdin pipe, not its environment: the run token never shows in
+    // /proc/<pid>/environ, nor in anything that dumps a process's environment.
+    standby.write(assignment);
+    ctx.log.debug('task run handed to a standby runner', { taskRunId: run.taskRunId, pid: standby.pid });
+    return standby;
   }
-}
 
-function killGroup(runner: LocalRunner): void {
-  if (runner.exited) return;
-  // The runner leads its own group (detached), so -pid reaches it and anything it left in the group.
-  signal(-runner.pid, 'SIGKILL');
-}
+  /** A runner started for `run` alone, with the three run variables. */
+  private async startRunner(
+    run: ClaimedTaskRun,
+    ctx: ExecutorContext,
+    diagnostics: RunnerDiagnostics,
+  ): Promise<RunnerProcess> {
+    const env = runnerEnvironment(this.env, run, ctx.runnerApiUrl);
+    const proc = RunnerProcess.spawn(this.runnerCommand, env, diagnostics);
+    await proc.started;
+    ctx.log.debug('runner started', { taskRunId: run.taskRunId, pid: proc.pid });
+    return proc;
+  }
 
-function forwardLines(
-  stream: Readable | null,
-  log: Logger,
-  taskRunId: string,
-  name: 'stdout' | 'stderr',
-): void {
-  if (!stream) return;
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  lines.on('line', (line) => log.info(line, { taskRunId, source: 'runner', stream: name }));
-  lines.on('error', (err) =>
-    log.warn('reading runner output failed', {
-      taskRunId,
-      error: errorMessage(err),
-    }),
-  );
+  private track(taskRunId: string, proc: RunnerProcess, ctx: ExecutorContext): void {
+    const runner: LocalRunner = { taskRunId, proc, exited: false, killTimer: null };
+    this.local.set(taskRunId, runner);
+    void proc.exited.then((o) => {
+      runner.exited = true;
+      if (runner.killTimer) clearTimeout(runner.killTimer);
+      ctx.log.debug('runner exited', { taskRunId, pid: proc.pid, exitCode: o.exitCode, signal: o.signal });
+      // A slot came free: a standby may take it.
+      if (!this.closed) this.standbys?.fill(ctx.log);
+    });
+  }
+
+  private stop(runner: LocalRunner): void {
+    runner.proc.signal('SIGTERM');
+    runner.killTimer ??= setTimeout(() => runner.proc.killGroup(), this.killAfterMs);
+  }
+
+  /** Local runners that have not exited: they hold slots. */
+  private liveRunners(): number {
+    let live = 0;
+    for (const runner of this.local.values()) if (!runner.exited) live += 1;
+    return live;
+  }
 }

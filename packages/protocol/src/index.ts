@@ -6,3 +6,4 @@ export * from './executor-protocol';
 export * from './runner-client';
 export * from './executor-client';
 export * from './env-allowlist';
+export * from './runner-assignment';

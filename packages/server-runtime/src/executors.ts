@@ -40,7 +40,16 @@ export async function standaloneExecutors(
     );
   }
   const executors: Executor[] = [new InlineExecutor()];
-  if (wanted.includes('process')) executors.push(new ProcessExecutor({ runnerCommand }));
+  if (wanted.includes('process')) {
+    executors.push(
+      new ProcessExecutor({
+        runnerCommand,
+        standbyRunners: config.instance.standbyRunners,
+        // Process and docker task runs share SLUICE_WORKER_SLOTS (standaloneSlotGroups).
+        slots: config.instance.workerSlots,
+      }),
+    );
+  }
   if (!wanted.includes('docker')) return { executors, docker: null };
 
   const client = createDockerClient(env);

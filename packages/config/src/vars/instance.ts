@@ -41,6 +41,15 @@ export const SLUICE_WORKER_SLOTS = defineVar({
   apps: ['server'],
 });
 
+export const SLUICE_STANDBY_RUNNERS = defineVar({
+  name: 'SLUICE_STANDBY_RUNNERS',
+  schema: int({ min: 0 }),
+  default: '1',
+  description:
+    'Runners the process executor keeps started and waiting for its next task run, so a claim skips the runner start-up; never more than the free process slots. 0 turns them off (default chosen by Sluice).',
+  apps: INSTANCES,
+});
+
 export const SLUICE_K8S_MAX_JOBS = defineVar({
   name: 'SLUICE_K8S_MAX_JOBS',
   schema: int({ min: 0 }),
