@@ -51,7 +51,8 @@ async function main() {
     return 1;
   }
   const { allVars } = require(distPath);
-  const block = `${START}\n${await formatted(table(allVars()))}\n${END}`;
+  // Blank lines around the table, as prettier keeps markdown between the markers.
+  const block = `${START}\n\n${await formatted(table(allVars()))}\n\n${END}`;
   const current = fs.existsSync(readmePath)
     ? fs.readFileSync(readmePath, 'utf8')
     : `# Sluice\n\n## Environment variables\n\n${START}\n${END}\n`;

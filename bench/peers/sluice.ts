@@ -16,7 +16,7 @@ import {
   insertTaskRun,
   migrate,
   TASK_RUN_QUEUED_CHANNEL,
-  type TaskRunRow,
+  type ClaimedTaskRunRow,
 } from '@sluice/claim-store';
 import { queueTaskRuns } from '../lib/queue';
 import { now, sleep } from './stats';
@@ -36,7 +36,7 @@ async function warmPool(url: string, connections: number): Promise<Pool> {
   return pool;
 }
 
-async function complete(pool: Pool, run: TaskRunRow): Promise<void> {
+async function complete(pool: Pool, run: ClaimedTaskRunRow): Promise<void> {
   await completeTaskRun(pool, { taskRunId: run.id, fence: run.fence, state: 'SUCCEEDED', exitCode: 0 });
 }
 
@@ -57,7 +57,7 @@ class Dispatcher {
   constructor(
     private readonly pool: Pool,
     private readonly slots: number,
-    private readonly onStart: (run: TaskRunRow) => void,
+    private readonly onStart: (run: ClaimedTaskRunRow) => void,
     /** Stop once this many have completed (drain); undefined = until stop(). */
     private remaining: number | undefined,
   ) {
@@ -122,11 +122,11 @@ class Dispatcher {
     }
   }
 
-  private pending: TaskRunRow[] = [];
+  private pending: ClaimedTaskRunRow[] = [];
   private flushing = false;
 
   /** The no-op handler has ended: queue its completion; one flush at a time takes all that are pending. */
-  private complete(run: TaskRunRow): void {
+  private complete(run: ClaimedTaskRunRow): void {
     this.pending.push(run);
     if (!this.flushing) void this.flush();
   }

@@ -1,68 +1,114 @@
 // Before/after of the claim-store changes made for this benchmark, in one run
-// on one connection: `before` sends the claim and the completion as unnamed
-// statements (parsed and planned on every call) and completes each claimed
-// run on its own, as the store did; `prepared` is claimTaskRuns +
-// completeTaskRun per run (both named statements now); `after` is claimTaskRuns
-// + one completeTaskRuns per claimed batch. Same SQL otherwise, so the
-// differences are planning and round trips.
+// on one connection, each stage adding one change to the previous:
+// - before:   the claim and the completion as unnamed statements (parsed and
+//             planned on every call), whole rows returned, one completion per
+//             run, the old (state, heartbeat_at) index — the store as it was;
+// - prepared: the same statements, named (prepared once per connection);
+// - batched:  one completion statement per claimed batch (unnest);
+// - narrow:   claim and completion return only what their callers use;
+// - after:    the index of active runs replaces (state, heartbeat_at) — the
+//             store as it is (claimTaskRuns + completeTaskRuns).
+// The stages alternate within each round, so the machine's load hits them alike.
 import type { Pool } from 'pg';
-import {
-  CLAIM_TASK_RUNS_SQL,
-  claimTaskRuns,
-  completeTaskRun,
-  completeTaskRuns,
-  createPool,
-} from '@sluice/claim-store';
+import { claimTaskRuns, completeTaskRuns, createPool } from '@sluice/claim-store';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from './stats';
 
-// completeTaskRun's statement before it was prepared (the text is unchanged).
+// The store's statements as they were before these changes (same logic).
+const OLD_CLAIM_SQL = `
+WITH candidates AS (
+  SELECT id FROM task_runs
+  WHERE state = 'QUEUED'
+    AND available_at <= now()
+    AND executor_type = ANY($2::text[])
+    AND (executor_type = 'inline' OR pool = ANY($3::text[]))
+  ORDER BY available_at, created_at, id
+  LIMIT $4
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE task_runs t
+SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
+FROM candidates c
+WHERE t.id = c.id
+RETURNING t.*`;
+
 const OLD_COMPLETE_SQL = `
 UPDATE task_runs
 SET state = $3, reason = $4, exit_code = $5, error = $6, ended_at = now()
 WHERE id = $1 AND fence = $2 AND state IN ('STARTING', 'RUNNING')
 RETURNING *`;
 
+const OLD_COMPLETE_MANY_SQL = `
+UPDATE task_runs t
+SET state = c.state, reason = c.reason, exit_code = c.exit_code, error = c.error, ended_at = now()
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::int[], $6::text[])
+     AS c(id, fence, state, reason, exit_code, error)
+WHERE t.id = c.id AND t.fence = c.fence AND (t.state IN ('STARTING', 'RUNNING')) IS TRUE
+RETURNING t.*`;
+
+const STAGES = ['before', 'prepared', 'batched', 'narrow', 'after'] as const;
+type Stage = (typeof STAGES)[number];
+
 export interface StoreAbResult {
   limit: number;
   jobs: number;
-  beforeJobsPerSecond: number;
-  preparedJobsPerSecond: number;
-  afterJobsPerSecond: number;
+  /** Median jobs/s (claim + complete, one connection) per stage. */
+  jobsPerSecond: Record<Stage, number>;
+  /** after ÷ before */
   speedup: number;
 }
 
-async function before(pool: Pool, limit: number): Promise<number> {
-  let n = 0;
-  for (;;) {
-    const { rows } = await pool.query<{ id: string; fence: number }>(CLAIM_TASK_RUNS_SQL, [
-      'bench',
-      ['process'],
-      ['default'],
-      limit,
-    ]);
-    if (rows.length === 0) return n;
-    for (const r of rows) {
-      await pool.query(OLD_COMPLETE_SQL, [r.id, r.fence, 'SUCCEEDED', null, 0, null]);
-      n++;
-    }
-  }
+type Row = { id: string; fence: number };
+
+async function oldClaim(pool: Pool, limit: number, named: boolean): Promise<Row[]> {
+  const values = ['bench', ['process'], ['default'], limit];
+  const { rows } = await pool.query<Row>(
+    named ? { name: 'bench_old_claim', text: OLD_CLAIM_SQL, values } : { text: OLD_CLAIM_SQL, values },
+  );
+  return rows;
 }
 
-async function prepared(pool: Pool, limit: number): Promise<number> {
+/** Claims with the old statement and completes each run on its own (named or not). */
+async function oneByOne(pool: Pool, limit: number, named: boolean): Promise<number> {
   let n = 0;
-  const claim = { ownerId: 'bench', executorTypes: ['process' as const], pools: ['default'], limit };
   for (;;) {
-    const runs = await claimTaskRuns(pool, claim);
+    const runs = await oldClaim(pool, limit, named);
     if (runs.length === 0) return n;
     for (const r of runs) {
-      await completeTaskRun(pool, { taskRunId: r.id, fence: r.fence, state: 'SUCCEEDED', exitCode: 0 });
+      const values = [r.id, r.fence, 'SUCCEEDED', null, 0, null];
+      await pool.query(
+        named
+          ? { name: 'bench_old_complete', text: OLD_COMPLETE_SQL, values }
+          : { text: OLD_COMPLETE_SQL, values },
+      );
       n++;
     }
   }
 }
 
-async function after(pool: Pool, limit: number): Promise<number> {
+async function batched(pool: Pool, limit: number): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const runs = await oldClaim(pool, limit, true);
+    if (runs.length === 0) return n;
+    const { rowCount } = await pool.query({
+      name: 'bench_old_complete_many',
+      text: OLD_COMPLETE_MANY_SQL,
+      values: [
+        runs.map((r) => r.id),
+        runs.map((r) => r.fence),
+        runs.map(() => 'SUCCEEDED'),
+        runs.map(() => null),
+        runs.map(() => 0),
+        runs.map(() => null),
+      ],
+    });
+    n += rowCount ?? 0;
+  }
+}
+
+/** The store as it is: claimTaskRuns + one completeTaskRuns per claimed batch. */
+async function current(pool: Pool, limit: number): Promise<number> {
   let n = 0;
   const claim = { ownerId: 'bench', executorTypes: ['process' as const], pools: ['default'], limit };
   for (;;) {
@@ -76,7 +122,32 @@ async function after(pool: Pool, limit: number): Promise<number> {
   }
 }
 
-/** Alternates before/after `rounds` times per claim limit; medians of jobs/s (claim + complete, one connection). */
+const RUN: Record<Stage, (pool: Pool, limit: number) => Promise<number>> = {
+  before: (pool, limit) => oneByOne(pool, limit, false),
+  prepared: (pool, limit) => oneByOne(pool, limit, true),
+  batched,
+  narrow: current,
+  after: current,
+};
+
+/** Puts the task_runs indexes of active runs as they were (old) or are (new); untimed. */
+async function useActiveIndex(pool: Pool, which: 'old' | 'new'): Promise<void> {
+  if (which === 'old') {
+    await pool.query('DROP INDEX IF EXISTS task_runs_active_idx');
+    await pool.query(
+      'CREATE INDEX IF NOT EXISTS task_runs_state_heartbeat_at_idx ON task_runs (state, heartbeat_at)',
+    );
+  } else {
+    await pool.query('DROP INDEX IF EXISTS task_runs_state_heartbeat_at_idx');
+    await pool.query(
+      `CREATE INDEX IF NOT EXISTS task_runs_active_idx ON task_runs (executor_type, pool)
+       WHERE state IN ('STARTING', 'RUNNING')`,
+    );
+  }
+  await pool.query('ANALYZE task_runs');
+}
+
+/** Alternates the stages `rounds` times per claim limit; medians of jobs/s (claim + complete, one connection). */
 export async function storeAb(
   url: string,
   jobs: number,
@@ -84,37 +155,39 @@ export async function storeAb(
   rounds: number,
 ): Promise<StoreAbResult[]> {
   const results: StoreAbResult[] = [];
-  for (const limit of limits) {
-    const rates: Record<'before' | 'prepared' | 'after', number[]> = { before: [], prepared: [], after: [] };
-    for (let r = 0; r < rounds; r++) {
-      for (const [name, fn] of [
-        ['before', before],
-        ['prepared', prepared],
-        ['after', after],
-      ] as const) {
-        await queueTaskRuns(url, jobs);
-        const pool = createPool(url, { max: 1 });
-        try {
-          await pool.query('SELECT 1');
-          const t0 = now();
-          const done = await fn(pool, limit);
-          if (done !== jobs) throw new Error(`store A/B ${name}: expected ${jobs} completions, got ${done}`);
-          rates[name].push(jobs / ((now() - t0) / 1000));
-        } finally {
-          await pool.end();
+  try {
+    for (const limit of limits) {
+      const rates = Object.fromEntries(STAGES.map((s) => [s, [] as number[]])) as Record<Stage, number[]>;
+      for (let r = 0; r < rounds; r++) {
+        for (const stage of STAGES) {
+          await queueTaskRuns(url, jobs);
+          const pool = createPool(url, { max: 1 });
+          try {
+            await useActiveIndex(pool, stage === 'after' ? 'new' : 'old');
+            const t0 = now();
+            const done = await RUN[stage](pool, limit);
+            if (done !== jobs)
+              throw new Error(`store A/B ${stage}: expected ${jobs} completions, got ${done}`);
+            rates[stage].push(jobs / ((now() - t0) / 1000));
+          } finally {
+            await pool.end();
+          }
         }
       }
+      const jobsPerSecond = Object.fromEntries(
+        STAGES.map((s) => [s, Math.round(median(rates[s]))]),
+      ) as Record<Stage, number>;
+      results.push({
+        limit,
+        jobs,
+        jobsPerSecond,
+        speedup: Number((jobsPerSecond.after / jobsPerSecond.before).toFixed(2)),
+      });
     }
-    const b = median(rates.before);
-    const a = median(rates.after);
-    results.push({
-      limit,
-      jobs,
-      beforeJobsPerSecond: Math.round(b),
-      preparedJobsPerSecond: Math.round(median(rates.prepared)),
-      afterJobsPerSecond: Math.round(a),
-      speedup: Number((a / b).toFixed(2)),
-    });
+  } finally {
+    // Leave the schema as migrated.
+    const pool = createPool(url, { max: 1 });
+    await useActiveIndex(pool, 'new').finally(() => pool.end());
   }
   return results;
 }
