@@ -3,7 +3,7 @@ import { createTestDatabase, ended, type AppProcess, type TestDatabase } from '@
 import {
   dockerFixtures,
   noContainersLeft,
-  ownedContainers,
+  runningContainerOf,
   removeOwned,
   startDockerExecutor,
   type DockerFixtures,
@@ -137,14 +137,14 @@ describe('docker executor: flows in containers', () => {
     ].join('\n');
     expect((await api.putFlow('dock', name, flow)).status).toBe(200);
     const id = await api.run('dock', name);
-    const container = await explained(everything(), async () => {
-      for (let i = 0; i < 300; i += 1) {
-        const [found] = await ownedContainers(fx.docker, OWNER);
-        if (found?.State === 'running') return found;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error('no running container of the task');
-    });
+    // This execution's own container: the previous test's may still be on its way out.
+    const claimed = await explained(everything(), () =>
+      api.waitFor(id, (e) => e.taskRuns.length > 0, 30_000),
+    );
+    const taskRunId = claimed.taskRuns[0]!.id;
+    const container = await explained(everything(), () =>
+      runningContainerOf(fx.docker, OWNER, 30_000, taskRunId),
+    );
     const info = await fx.docker.getContainer(container.Id).inspect();
     const names = (info.Config.Env ?? []).map((e) => e.split('=')[0]);
     expect(names.filter((n) => n !== 'PATH').sort()).toEqual([
@@ -163,10 +163,12 @@ describe('docker executor: flows in containers', () => {
     expect(info.Config.Labels).toMatchObject({ 'sluice.io/owner': OWNER, 'sluice.io/attempt': '1' });
     expect(info.Name).toMatch(/^\/sluice-.+-1$/);
     // Cancel once the task runs: the runner passes the container's TERM on to it.
-    const taskRunId = info.Config.Labels['sluice.io/task-run']!;
     await explained(everything(), async () => {
-      while (!(await api.logs(taskRunId)).some((l) => l.line === 'started'))
+      const deadline = Date.now() + 30_000;
+      while (!(await api.logs(taskRunId)).some((l) => l.line === 'started')) {
+        if (Date.now() > deadline) throw new Error(`task run ${taskRunId} logged no "started" within 30 s`);
         await new Promise((r) => setTimeout(r, 100));
+      }
     });
     await api.call('POST', `/api/v1/executions/${id}/cancel`);
     const done = await explained(everything(), () => api.waitFor(id, ended, 60_000));

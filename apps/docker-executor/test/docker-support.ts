@@ -95,10 +95,15 @@ export async function runningContainerOf(
   docker: Docker,
   ownerId: string,
   ms = 30_000,
+  /** Only the container of this task run: another run's container may still be on its way out. */
+  taskRunId?: string,
 ): Promise<ContainerInfo> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const found = (await ownedContainers(docker, ownerId)).find((c) => c.State === 'running');
+    const found = (await ownedContainers(docker, ownerId)).find(
+      (c) =>
+        c.State === 'running' && (taskRunId === undefined || c.Labels['sluice.io/task-run'] === taskRunId),
+    );
     if (found) return found;
     if (Date.now() > deadline) throw new Error(`no running container of owner ${ownerId} within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 100));
