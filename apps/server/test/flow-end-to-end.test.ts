@@ -40,6 +40,9 @@ beforeAll(async () => {
     // Server-side configuration that must never reach a task.
     PIPELINE_EXECUTOR_API_TOKEN: 'executor-token-5e8d1f',
     SERVER_ONLY_SETTING: SERVER_ONLY,
+    // The whole flow with unnamed statements, as behind PgBouncer in transaction mode
+    // (the other end-to-end files run with the default, prepared statements).
+    SLUICE_DATABASE_PREPARED_STATEMENTS: 'false',
   });
   api = apiClient(server.publicUrl, await adminToken());
 });
