@@ -1,15 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, ended, freePort, type AppProcess, type TestDatabase } from '@sluice/testing';
-import {
-  dockerFixtures,
-  dockerFlow,
-  noContainersLeft,
-  removeOwned,
-  runningContainerOf,
-  startDockerExecutor,
-  type DockerFixtures,
-} from './docker-support';
-import { explained, startJobs, startServer, userApi, type ServerProcess } from './topology';
+import { ended, freePort } from '@sluice/testing';
+import { dockerFlow, noContainersLeft, runningContainerOf, useDockerTopology } from './docker-support';
+import { explained, userApi } from './topology';
 
 /**
  * A cancel that reaches a container whose runner is still starting. The
@@ -24,40 +16,19 @@ import { explained, startJobs, startServer, userApi, type ServerProcess } from '
 
 const OWNER = `cancel-${randomBytes(3).toString('hex')}`;
 
-let fx: DockerFixtures;
-let db: TestDatabase;
-let server: ServerProcess;
-let jobs: AppProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  fx = await dockerFixtures();
-  db = await createTestDatabase();
-  server = await startServer(db.url);
-  jobs = await startJobs(db.url, { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' });
-  executor = await startDockerExecutor(server, OWNER, fx, {
-    SLUICE_API_URL: `http://127.0.0.1:${await freePort()}`,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await executor?.stop();
-  await jobs?.stop();
-  await server?.stop();
-  if (fx) await removeOwned(fx.docker, OWNER);
-  await db?.drop();
+const topology = useDockerTopology(OWNER, {
+  executorEnv: async () => ({ SLUICE_API_URL: `http://127.0.0.1:${await freePort()}` }),
 });
-
-const everything = () => ({ executor, jobs, server });
 
 describe('docker executor: a cancel while the runner starts', () => {
   it.each([
-    ['busybox-static, injected runner', () => fx.busybox, ''],
-    ['glibc without libstdc++, injected runner', () => fx.glibc, ''],
-    ['the runner image, inject_runner: false', () => fx.runner, ', inject_runner: false'],
+    ['busybox-static, injected runner', () => topology.fx.busybox, ''],
+    ['glibc without libstdc++, injected runner', () => topology.fx.glibc, ''],
+    ['the runner image, inject_runner: false', () => topology.fx.runner, ', inject_runner: false'],
   ])(
     'ends the container at the TERM, before the task started (%s)',
     async (_, image, extra) => {
+      const { fx, server, everything } = topology;
       const api = await userApi(server, 'admin');
       const name = `early-${randomBytes(3).toString('hex')}`;
       const flow = dockerFlow(image(), ['sh', '-c', 'echo task-started; sleep 60'], extra);

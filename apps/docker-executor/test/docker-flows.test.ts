@@ -1,14 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, ended, type AppProcess, type TestDatabase } from '@sluice/testing';
-import {
-  dockerFixtures,
-  noContainersLeft,
-  runningContainerOf,
-  removeOwned,
-  startDockerExecutor,
-  type DockerFixtures,
-} from './docker-support';
-import { explained, startJobs, startServer, userApi, type ServerProcess } from './topology';
+import { ended } from '@sluice/testing';
+import { noContainersLeft, runningContainerOf, useDockerTopology } from './docker-support';
+import { explained, userApi } from './topology';
 
 /**
  * Flows whose tasks run in containers, end to end: a real server, jobs and
@@ -20,29 +13,7 @@ import { explained, startJobs, startServer, userApi, type ServerProcess } from '
 const SECRET_VALUE = `sk-docker-${randomBytes(8).toString('hex')}`;
 const OWNER = `flows-${randomBytes(3).toString('hex')}`;
 
-let fx: DockerFixtures;
-let db: TestDatabase;
-let server: ServerProcess;
-let jobs: AppProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  fx = await dockerFixtures();
-  db = await createTestDatabase();
-  server = await startServer(db.url);
-  jobs = await startJobs(db.url, { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' });
-  executor = await startDockerExecutor(server, OWNER, fx);
-}, 120_000);
-
-afterAll(async () => {
-  await executor?.stop();
-  await jobs?.stop();
-  await server?.stop();
-  if (fx) await removeOwned(fx.docker, OWNER);
-  await db?.drop();
-});
-
-const everything = () => ({ executor, jobs, server });
+const topology = useDockerTopology(OWNER);
 
 const TASK = [
   'sh',
@@ -52,6 +23,7 @@ const TASK = [
 ];
 
 async function runFlow(name: string, image: string, extra = '', command = TASK) {
+  const { server, everything } = topology;
   const api = await userApi(server, 'admin');
   const flow = [
     'retry: { max_attempts: 1 }',
@@ -73,11 +45,12 @@ async function runFlow(name: string, image: string, extra = '', command = TASK) 
 
 describe('docker executor: flows in containers', () => {
   it.each([
-    ['busybox-static (no libc)', () => fx.busybox],
-    ['glibc without libstdc++', () => fx.glibc],
+    ['busybox-static (no libc)', () => topology.fx.busybox],
+    ['glibc without libstdc++', () => topology.fx.glibc],
   ])(
     'runs a task in %s through the injected runner: logs, outputs and exit code arrive',
     async (_, image) => {
+      const { fx } = topology;
       const name = `inj-${randomBytes(3).toString('hex')}`;
       const { api, execution } = await runFlow(name, image());
       expect(execution.state).toBe('SUCCEEDED');
@@ -102,6 +75,7 @@ describe('docker executor: flows in containers', () => {
   );
 
   it('reports a non-zero exit code of the task as FAILED / exit_code', async () => {
+    const { fx } = topology;
     const { execution } = await runFlow(`exit-${randomBytes(3).toString('hex')}`, fx.busybox, '', [
       'sh',
       '-c',
@@ -112,6 +86,7 @@ describe('docker executor: flows in containers', () => {
   }, 120_000);
 
   it('runs the runner from the image PATH with inject_runner: false', async () => {
+    const { fx } = topology;
     const { execution } = await runFlow(
       `own-${randomBytes(3).toString('hex')}`,
       fx.runner,
@@ -122,6 +97,7 @@ describe('docker executor: flows in containers', () => {
   }, 120_000);
 
   it('shows no secret value in the container env, command or labels, and removes a cancelled container', async () => {
+    const { fx, server, everything } = topology;
     const api = await userApi(server, 'admin');
     const name = `inspect-${randomBytes(3).toString('hex')}`;
     expect((await api.putSecret('dock', 'api-token', SECRET_VALUE)).status).toBeLessThan(300);

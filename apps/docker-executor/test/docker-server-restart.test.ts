@@ -1,15 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, ended, type AppProcess, type TestDatabase } from '@sluice/testing';
-import {
-  dockerFixtures,
-  dockerFlow,
-  noContainersLeft,
-  removeOwned,
-  runningContainerOf,
-  startDockerExecutor,
-  type DockerFixtures,
-} from './docker-support';
-import { explained, sleep, startJobs, startServer, userApi, type ServerProcess } from './topology';
+import { ended } from '@sluice/testing';
+import { dockerFlow, noContainersLeft, runningContainerOf, useDockerTopology } from './docker-support';
+import { explained, sleep, startServer, userApi } from './topology';
 
 /**
  * DESIGN.md points 6 and 9: a docker task keeps running while the server
@@ -34,35 +26,12 @@ const TASK = [
 /** How long no server answers. */
 const OUTAGE_MS = 3_000;
 
-let fx: DockerFixtures;
-let db: TestDatabase;
-let server: ServerProcess;
-let jobs: AppProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  fx = await dockerFixtures();
-  db = await createTestDatabase();
-  server = await startServer(db.url);
-  jobs = await startJobs(db.url, {
-    PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms',
-    PIPELINE_JOB_WATCHDOG_INTERVAL: '1s',
-  });
-  executor = await startDockerExecutor(server, OWNER, fx);
-}, 120_000);
-
-afterAll(async () => {
-  await executor?.stop();
-  await jobs?.stop();
-  await server?.stop();
-  if (fx) await removeOwned(fx.docker, OWNER);
-  await db?.drop();
-});
-
-const everything = () => ({ executor, jobs, server });
+const topology = useDockerTopology(OWNER, { jobsEnv: { PIPELINE_JOB_WATCHDOG_INTERVAL: '1s' } });
 
 describe('docker executor: a server restart', () => {
   it('keeps a docker task running through a server kill -9: same container, every log line once, its output', async () => {
+    const { fx, db, executor, everything } = topology;
+    const server = topology.server;
     const api = await userApi(server, 'admin');
     expect((await api.putFlow('restart', 'long', dockerFlow(fx.busybox, TASK))).status).toBe(200);
     const id = await api.run('restart', 'long');
@@ -81,7 +50,7 @@ describe('docker executor: a server restart', () => {
     await sleep(OUTAGE_MS);
     // The task went on printing with no server to take its lines.
     expect((await fx.docker.getContainer(container.Id).inspect()).State.Running).toBe(true);
-    server = await startServer(db.url, {}, server.ports);
+    topology.server = await startServer(db.url, {}, server.ports);
 
     const done = await explained(everything(), () => api.waitFor(id, ended, 90_000));
     expect(done.state).toBe('SUCCEEDED');
