@@ -42,6 +42,18 @@ const RETURNED = CLAIMED_TASK_RUN_COLUMNS.split(', ')
   .map((column) => `t.${column}`)
   .join(', ');
 
+/** The end of both claim statements: turn the rows of CTE `picked` into claims and answer them in claim order. */
+function claimRows(picked: string): string {
+  return `claimed AS (
+  UPDATE task_runs t
+  SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
+  FROM ${picked} c
+  WHERE t.id = c.id
+  RETURNING ${RETURNED}, t.available_at, t.created_at
+)
+SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
+}
+
 export const CLAIM_TASK_RUNS_SQL = `
 WITH candidates AS (
   SELECT id FROM task_runs
@@ -53,14 +65,7 @@ WITH candidates AS (
   LIMIT $4
   FOR UPDATE SKIP LOCKED
 ),
-claimed AS (
-  UPDATE task_runs t
-  SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
-  FROM candidates c
-  WHERE t.id = c.id
-  RETURNING ${RETURNED}, t.available_at, t.created_at
-)
-SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
+${claimRows('candidates')}`;
 
 // As CLAIM_TASK_RUNS_SQL, but rows of a (type, pool) already at its cap are not
 // candidates, and of the rest at most (cap - active) per (type, pool) are
@@ -96,14 +101,7 @@ allowed AS (
   LEFT JOIN room r ON r.executor_type = c.executor_type AND r.pool = c.pool
   WHERE r.free IS NULL OR c.rn <= r.free
 ),
-claimed AS (
-  UPDATE task_runs t
-  SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
-  FROM allowed c
-  WHERE t.id = c.id
-  RETURNING ${RETURNED}, t.available_at, t.created_at
-)
-SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
+${claimRows('allowed')}`;
 
 /** Claims up to `limit` queued task runs for `ownerId`, oldest first. */
 export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<ClaimedTaskRunRow[]> {
