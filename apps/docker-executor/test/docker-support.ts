@@ -1,13 +1,11 @@
 import {
-  createTestDatabase,
   ensureBusyboxStaticImage,
   ensureGlibcNoLibstdcxxImage,
   ensureRunnerImage,
   requireDocker,
   type AppProcess,
-  type TestDatabase,
 } from '@sluice/testing';
-import { startExecutor, startJobs, startServer, type ServerProcess } from './topology';
+import { startExecutor, useTopology, type ServerProcess, type Topology } from './topology';
 
 /** The engine client of the tests (dockerode, through @sluice/testing). */
 export type Docker = Awaited<ReturnType<typeof requireDocker>>;
@@ -112,22 +110,14 @@ export async function runningContainerOf(
   }
 }
 
-/** One test file's distributed topology around a docker executor; filled in by its beforeAll. */
-export interface DockerTopology {
+/** A docker test file's topology (useTopology with jobs) and its engine and images. */
+export interface DockerTopology extends Topology {
   fx: DockerFixtures;
-  db: TestDatabase;
-  /** Assignable: a test that restarts the server puts the new one here, and afterAll stops it. */
-  server: ServerProcess;
-  jobs: AppProcess;
-  executor: AppProcess;
-  /** The processes whose output `explained` prints when a step fails. */
-  everything(): Record<string, AppProcess>;
 }
 
 /**
- * Registers the file's beforeAll/afterAll: its own database, a server, jobs
- * and one docker executor with `ownerId`; afterwards all are stopped and the
- * owner's containers removed.
+ * useTopology with `sluice jobs` and one docker executor with `ownerId`;
+ * afterwards the owner's containers are removed too.
  */
 export function useDockerTopology(
   ownerId: string,
@@ -137,30 +127,16 @@ export function useDockerTopology(
     executorEnv?: () => Promise<Record<string, string>>;
   } = {},
 ): DockerTopology {
-  // Every field is set in beforeAll, before any test reads it.
-  const topology = {} as DockerTopology;
-  topology.everything = () => ({ executor: topology.executor, jobs: topology.jobs, server: topology.server });
-  beforeAll(async () => {
-    topology.fx = await dockerFixtures();
-    topology.db = await createTestDatabase();
-    topology.server = await startServer(topology.db.url);
-    topology.jobs = await startJobs(topology.db.url, {
-      PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms',
-      ...options.jobsEnv,
-    });
-    topology.executor = await startDockerExecutor(
-      topology.server,
-      ownerId,
-      topology.fx,
-      (await options.executorEnv?.()) ?? {},
-    );
-  }, 120_000);
-  afterAll(async () => {
-    await topology.executor?.stop();
-    await topology.jobs?.stop();
-    await topology.server?.stop();
-    if (topology.fx) await removeOwned(topology.fx.docker, ownerId);
-    await topology.db?.drop();
-  });
+  // fx is set when the executor starts, in beforeAll, before any test reads it.
+  const topology = useTopology({
+    jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms', ...options.jobsEnv },
+    startExecutor: async (server) => {
+      topology.fx = await dockerFixtures();
+      return startDockerExecutor(server, ownerId, topology.fx, (await options.executorEnv?.()) ?? {});
+    },
+    cleanup: async () => {
+      if (topology.fx) await removeOwned(topology.fx.docker, ownerId);
+    },
+  }) as DockerTopology;
   return topology;
 }

@@ -1,5 +1,4 @@
-import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, logLines, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+import { explained, logLines, startExecutor, userApi, useTopology } from './topology';
 
 /** Control-plane variables an env file shared with the server could hand an executor. */
 const CONTROL_PLANE: Record<string, string> = {
@@ -12,24 +11,13 @@ const CONTROL_PLANE: Record<string, string> = {
   WATERMILL_FOO: 'watermill-value-0a6c',
 };
 
-let db: TestDatabase;
-let server: ServerProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startServer(db.url);
-  executor = await startExecutor(server, 'env-host', CONTROL_PLANE);
-});
-
-afterAll(async () => {
-  await executor?.stop();
-  await server?.stop();
-  await db?.drop();
+const topology = useTopology({
+  startExecutor: (server) => startExecutor(server, 'env-host', CONTROL_PLANE),
 });
 
 describe('an executor started with the control plane variables', () => {
   it('logs exactly one warning per dropped variable, naming it and not its value', () => {
+    const { executor } = topology;
     const warnings = logLines(executor.output()).filter(
       (line) => line.level === 'warn' && 'variable' in line,
     );
@@ -38,6 +26,7 @@ describe('an executor started with the control plane variables', () => {
   });
 
   it("keeps them out of a task's environment", async () => {
+    const { server, executor } = topology;
     const api = await userApi(server, 'admin');
     const put = await api.putFlow(
       'hygiene',

@@ -1,24 +1,13 @@
-import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, sleep, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+import { explained, sleep, startExecutor, userApi, useTopology } from './topology';
 
-let db: TestDatabase;
-let server: ServerProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startServer(db.url, { PIPELINE_EXECUTOR_SILENCE_TIMEOUT: '2s' });
-  executor = await startExecutor(server, 'listed-host', {
-    EXECUTOR_REGISTRATION_INTERVAL: '500ms',
-    DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS: '3',
-    SLUICE_VERSION: '9.9.9-e2e',
-  });
-});
-
-afterAll(async () => {
-  await executor?.stop();
-  await server?.stop();
-  await db?.drop();
+const topology = useTopology({
+  serverEnv: { PIPELINE_EXECUTOR_SILENCE_TIMEOUT: '2s' },
+  startExecutor: (server) =>
+    startExecutor(server, 'listed-host', {
+      EXECUTOR_REGISTRATION_INTERVAL: '500ms',
+      DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS: '3',
+      SLUICE_VERSION: '9.9.9-e2e',
+    }),
 });
 
 interface Listed {
@@ -31,6 +20,7 @@ interface Listed {
 
 describe('ListExecutors', () => {
   it('shows a registered instance to any member and drops it after the silence timeout, keeping its row', async () => {
+    const { server, executor } = topology;
     const member = await userApi(server, 'member');
     const list = async () =>
       ((await member.call('GET', '/api/v1/executors')).body.executors as Listed[]) ?? [];

@@ -1,24 +1,10 @@
-import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+import { explained, startExecutor, userApi, useTopology } from './topology';
 
-let db: TestDatabase;
-let server: ServerProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startServer(db.url);
-  executor = await startExecutor(server, 'stopping-host');
-});
-
-afterAll(async () => {
-  await executor?.stop();
-  await server?.stop();
-  await db?.drop();
-});
+const topology = useTopology({ startExecutor: (server) => startExecutor(server, 'stopping-host') });
 
 describe('SIGTERM to an executor', () => {
   it('ends its process task runs with instance_shutdown and exits 0', async () => {
+    const { server, executor } = topology;
     const api = await userApi(server, 'admin');
     const flow = 'tasks:\n  - id: long\n    type: command\n    command: ["sleep", "120"]\n';
     expect((await api.putFlow('stop', 'long', flow)).status).toBe(200);

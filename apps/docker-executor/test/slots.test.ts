@@ -1,20 +1,7 @@
-import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, sleep, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+import { explained, sleep, startExecutor, userApi, useTopology } from './topology';
 
-let db: TestDatabase;
-let server: ServerProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startServer(db.url);
-  executor = await startExecutor(server, 'two-slots', { DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS: '2' });
-});
-
-afterAll(async () => {
-  await executor?.stop();
-  await server?.stop();
-  await db?.drop();
+const topology = useTopology({
+  startExecutor: (server) => startExecutor(server, 'two-slots', { DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS: '2' }),
 });
 
 const SIX_SLEEPS = `tasks:\n${[1, 2, 3, 4, 5, 6]
@@ -23,6 +10,7 @@ const SIX_SLEEPS = `tasks:\n${[1, 2, 3, 4, 5, 6]
 
 describe('DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS', () => {
   it('never lets more than that many task runs run at once on the instance', async () => {
+    const { server, executor } = topology;
     const api = await userApi(server, 'admin');
     expect((await api.putFlow('naps', 'six', SIX_SLEEPS)).status).toBe(200);
     const id = await api.run('naps', 'six');

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createUserToken } from '@sluice/auth';
-import { apiClient, baseEnv, freePort, startApp, type AppProcess } from '@sluice/testing';
+import {
+  apiClient,
+  baseEnv,
+  createTestDatabase,
+  freePort,
+  startApp,
+  type AppProcess,
+  type TestDatabase,
+} from '@sluice/testing';
 
 /**
  * A distributed topology of real processes for end-to-end tests: a plain
@@ -142,4 +150,52 @@ export async function explained<T>(
     );
     throw new Error(`${err instanceof Error ? err.message : String(err)}\n${tails.join('\n')}`);
   }
+}
+
+/** One test file's processes, filled in by its beforeAll (see useTopology). */
+export interface Topology {
+  db: TestDatabase;
+  /** Assignable: a test that restarts the server puts the new one here, and afterAll stops it. */
+  server: ServerProcess;
+  /** null when the file runs without `sluice jobs`. */
+  jobs: AppProcess | null;
+  executor: AppProcess;
+  /** The processes whose output `explained` prints when a step fails. */
+  everything(): Record<string, AppProcess>;
+}
+
+/**
+ * Registers the file's beforeAll/afterAll: its own database, a server, `sluice
+ * jobs` when `jobsEnv` is given, and one executor; afterwards everything is
+ * stopped, `cleanup` runs and the database is dropped.
+ */
+export function useTopology(options: {
+  serverEnv?: Record<string, string>;
+  /** Variables of a `sluice jobs`; absent: no jobs process. */
+  jobsEnv?: Record<string, string>;
+  startExecutor: (server: ServerProcess) => Promise<AppProcess>;
+  /** After every process stopped, before the database is dropped. */
+  cleanup?: () => Promise<void>;
+}): Topology {
+  // Every field is set in beforeAll, before any test reads it.
+  const topology = { jobs: null } as Topology;
+  topology.everything = () => ({
+    executor: topology.executor,
+    server: topology.server,
+    ...(topology.jobs ? { jobs: topology.jobs } : {}),
+  });
+  beforeAll(async () => {
+    topology.db = await createTestDatabase();
+    topology.server = await startServer(topology.db.url, options.serverEnv);
+    if (options.jobsEnv) topology.jobs = await startJobs(topology.db.url, options.jobsEnv);
+    topology.executor = await options.startExecutor(topology.server);
+  }, 120_000);
+  afterAll(async () => {
+    await topology.executor?.stop();
+    await topology.jobs?.stop();
+    await topology.server?.stop();
+    await options.cleanup?.();
+    await topology.db?.drop();
+  });
+  return topology;
 }

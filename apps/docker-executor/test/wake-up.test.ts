@@ -1,25 +1,13 @@
-import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, logLines, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+import { explained, logLines, startExecutor, userApi, useTopology } from './topology';
 
-let db: TestDatabase;
-let server: ServerProcess;
-let executor: AppProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startServer(db.url);
+const topology = useTopology({
   // It polls once at start and then not for an hour: only the server's wake-up can make it claim.
-  executor = await startExecutor(server, 'sleepy-host', { SLUICE_QUEUE_POLL_INTERVAL: '1h' });
-});
-
-afterAll(async () => {
-  await executor?.stop();
-  await server?.stop();
-  await db?.drop();
+  startExecutor: (server) => startExecutor(server, 'sleepy-host', { SLUICE_QUEUE_POLL_INTERVAL: '1h' }),
 });
 
 describe('wake-up without a database', () => {
   it('claims work queued after it started without waiting for its poll', async () => {
+    const { server, executor } = topology;
     const api = await userApi(server, 'admin');
     const flow = 'tasks:\n  - id: hello\n    type: command\n    command: ["echo", "hello"]\n';
     expect((await api.putFlow('wake', 'hello', flow)).status).toBe(200);
@@ -31,6 +19,7 @@ describe('wake-up without a database', () => {
   });
 
   it('serves /live, /ready (its server answers) and /metrics on its internal port', async () => {
+    const { executor } = topology;
     const started = logLines(executor.output()).find((l) => l.message === 'executor instance started');
     const base = `http://127.0.0.1:${String(started?.internalPort)}`;
     expect((await fetch(`${base}/live`)).status).toBe(200);
