@@ -1,5 +1,3 @@
-import { Pool } from 'pg';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import {
   CLAIM_TASK_RUNS_SQL,
   claimTaskRuns,
@@ -7,28 +5,18 @@ import {
   getTaskRun,
   type ClaimedTaskRunRow,
 } from '@sluice/claim-store';
-import { queueMany, queueOne, seedExecution } from './fixtures';
+import { queueMany, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 describe('claimTaskRuns', () => {
-  let db: TestDatabase;
-  let pool: Pool;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url);
-  });
-  afterAll(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  const store = useStoreDatabase();
   // Each test starts with an empty queue.
-  beforeEach(() => pool.query('DELETE FROM executions'));
+  beforeEach(() => store.pool.query('DELETE FROM executions'));
 
   it('8 concurrent claimers take each of 2,000 queued task runs exactly once', async () => {
-    const execution = await seedExecution(pool);
-    await queueMany(pool, execution, 2000);
+    const execution = await seedExecution(store.pool);
+    await queueMany(store.pool, execution, 2000);
     // One connection per claimer, so the claims really run side by side.
-    const claimers = Array.from({ length: 8 }, () => createPool(db.url, { max: 1 }));
+    const claimers = Array.from({ length: 8 }, () => createPool(store.url, { max: 1 }));
     try {
       const claimed = await Promise.all(
         claimers.map(async (p, n) => {
@@ -51,7 +39,7 @@ describe('claimTaskRuns', () => {
       expect(claimed.filter((c) => c.length > 0).length).toBeGreaterThan(1);
       for (const r of all) expect(r).toMatchObject({ fence: 1 });
 
-      const { rows } = await pool.query(
+      const { rows } = await store.pool.query(
         `SELECT state, count(*)::int AS n, count(DISTINCT owner_id)::int AS owners FROM task_runs GROUP BY state`,
       );
       expect(rows).toEqual([{ state: 'STARTING', n: 2000, owners: 8 }]);
@@ -61,24 +49,27 @@ describe('claimTaskRuns', () => {
   });
 
   it('claims only the executor types and pools asked for; inline regardless of pool', async () => {
-    const execution = await seedExecution(pool);
-    const processDefault = await queueOne(pool, execution, { executorType: 'process', pool: 'default' });
-    const processGpu = await queueOne(pool, execution, { executorType: 'process', pool: 'gpu' });
-    const docker = await queueOne(pool, execution, { executorType: 'docker', pool: 'default' });
-    const inline = await queueOne(pool, execution, { executorType: 'inline', pool: 'ignored' });
+    const execution = await seedExecution(store.pool);
+    const processDefault = await queueOne(store.pool, execution, {
+      executorType: 'process',
+      pool: 'default',
+    });
+    const processGpu = await queueOne(store.pool, execution, { executorType: 'process', pool: 'gpu' });
+    const docker = await queueOne(store.pool, execution, { executorType: 'docker', pool: 'default' });
+    const inline = await queueOne(store.pool, execution, { executorType: 'inline', pool: 'ignored' });
     expect(inline.pool).toBe('');
 
-    const claimed = await claimTaskRuns(pool, {
+    const claimed = await claimTaskRuns(store.pool, {
       ownerId: 'a',
       executorTypes: ['process', 'inline'],
       pools: ['default'],
       limit: 10,
     });
     expect(claimed.map((r) => r.id).sort()).toEqual([processDefault.id, inline.id].sort());
-    expect((await getTaskRun(pool, processGpu.id))?.state).toBe('QUEUED');
-    expect((await getTaskRun(pool, docker.id))?.state).toBe('QUEUED');
+    expect((await getTaskRun(store.pool, processGpu.id))?.state).toBe('QUEUED');
+    expect((await getTaskRun(store.pool, docker.id))?.state).toBe('QUEUED');
 
-    const gpu = await claimTaskRuns(pool, {
+    const gpu = await claimTaskRuns(store.pool, {
       ownerId: 'b',
       executorTypes: ['process'],
       pools: ['gpu'],
@@ -86,37 +77,37 @@ describe('claimTaskRuns', () => {
     });
     expect(gpu.map((r) => r.id)).toEqual([processGpu.id]);
     expect(gpu[0]).toMatchObject({ fence: 1, executorType: 'process', pool: 'gpu' });
-    const stored = await getTaskRun(pool, processGpu.id);
+    const stored = await getTaskRun(store.pool, processGpu.id);
     expect(stored).toMatchObject({ ownerId: 'b', state: 'STARTING', fence: 1 });
     expect(stored?.claimedAt).toBeInstanceOf(Date);
     expect(stored?.heartbeatAt).toBeInstanceOf(Date);
   });
 
   it('returns the oldest first, honours the limit and skips task runs not yet available', async () => {
-    const execution = await seedExecution(pool);
-    await queueMany(pool, execution, 5);
-    const later = await queueOne(pool, execution, { availableAt: new Date(Date.now() + 60_000) });
+    const execution = await seedExecution(store.pool);
+    await queueMany(store.pool, execution, 5);
+    const later = await queueOne(store.pool, execution, { availableAt: new Date(Date.now() + 60_000) });
 
-    const first = await claimTaskRuns(pool, {
+    const first = await claimTaskRuns(store.pool, {
       ownerId: 'a',
       executorTypes: ['process'],
       pools: ['default'],
       limit: 3,
     });
     expect(first.map((r) => r.taskId)).toEqual(['t00000', 't00001', 't00002']);
-    const rest = await claimTaskRuns(pool, {
+    const rest = await claimTaskRuns(store.pool, {
       ownerId: 'a',
       executorTypes: ['process'],
       pools: ['default'],
       limit: 10,
     });
     expect(rest.map((r) => r.taskId)).toEqual(['t00003', 't00004']);
-    expect((await getTaskRun(pool, later.id))?.state).toBe('QUEUED');
+    expect((await getTaskRun(store.pool, later.id))?.state).toBe('QUEUED');
 
-    await pool.query(`UPDATE task_runs SET available_at = now() - interval '1 second' WHERE id = $1`, [
+    await store.pool.query(`UPDATE task_runs SET available_at = now() - interval '1 second' WHERE id = $1`, [
       later.id,
     ]);
-    const due = await claimTaskRuns(pool, {
+    const due = await claimTaskRuns(store.pool, {
       ownerId: 'a',
       executorTypes: ['process'],
       pools: ['default'],
@@ -126,12 +117,12 @@ describe('claimTaskRuns', () => {
   });
 
   it('uses the partial claim index when the table is large', async () => {
-    const execution = await seedExecution(pool);
-    await queueMany(pool, execution, 20_000);
+    const execution = await seedExecution(store.pool);
+    await queueMany(store.pool, execution, 20_000);
     // Most rows are history, as in production.
-    await pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE task_id > 't01000'`);
-    await pool.query('ANALYZE task_runs');
-    const { rows } = await pool.query(`EXPLAIN (FORMAT JSON) ${CLAIM_TASK_RUNS_SQL}`, [
+    await store.pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE task_id > 't01000'`);
+    await store.pool.query('ANALYZE task_runs');
+    const { rows } = await store.pool.query(`EXPLAIN (FORMAT JSON) ${CLAIM_TASK_RUNS_SQL}`, [
       'a',
       ['process', 'docker', 'inline'],
       ['default'],
@@ -150,12 +141,12 @@ describe('claimTaskRuns', () => {
 
   describe('perPoolLimits', () => {
     it('caps active task runs of a pool over all claimers, counting runs already active', async () => {
-      const execution = await seedExecution(pool);
-      await queueMany(pool, execution, 30, { executorType: 'kubernetes', pool: 'k8s' });
-      await queueOne(pool, execution, { executorType: 'kubernetes', pool: 'other' });
+      const execution = await seedExecution(store.pool);
+      await queueMany(store.pool, execution, 30, { executorType: 'kubernetes', pool: 'k8s' });
+      await queueOne(store.pool, execution, { executorType: 'kubernetes', pool: 'other' });
       const limits = [{ executorType: 'kubernetes' as const, pool: 'k8s', maxActive: 5 }];
       const claim = (ownerId: string) =>
-        claimTaskRuns(pool, {
+        claimTaskRuns(store.pool, {
           ownerId,
           executorTypes: ['kubernetes'],
           pools: ['k8s', 'other'],
@@ -170,12 +161,12 @@ describe('claimTaskRuns', () => {
       expect(await claim('e')).toEqual([]);
 
       // A slot frees up: exactly one more may start.
-      await pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE id = $1`, [k8s[0]!.id]);
+      await store.pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE id = $1`, [k8s[0]!.id]);
       expect(await claim('f')).toHaveLength(1);
     });
 
     it('needs a Pool because it runs its own transaction', async () => {
-      const client = await pool.connect();
+      const client = await store.pool.connect();
       try {
         await expect(
           claimTaskRuns(client, {

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import type { ExecutorType } from '@sluice/protocol';
-import { claimTaskRuns, insertTaskRun, type ClaimedTaskRunRow, type TaskRunRow } from '@sluice/claim-store';
+import {
+  claimTaskRuns,
+  createPool,
+  insertTaskRun,
+  type ClaimedTaskRunRow,
+  type TaskRunRow,
+} from '@sluice/claim-store';
 
 /** An execution row for task runs to belong to (the engine writes these for real). */
 export async function seedExecution(pool: Pool): Promise<string> {
@@ -68,4 +75,40 @@ export async function claimOne(pool: Pool, ownerId = 'owner-a'): Promise<Claimed
   });
   if (!run) throw new Error('expected a claimable task run');
   return run;
+}
+
+/** A test file's own database and a pool on it (see useStoreDatabase). */
+export interface StoreDatabase {
+  readonly url: string;
+  readonly pool: Pool;
+}
+
+/**
+ * Registers beforeAll/afterAll of the calling describe block: a database of
+ * its own, migrated, with a pool on it; afterwards the pool is closed and the
+ * database dropped.
+ */
+export function useStoreDatabase(): StoreDatabase {
+  let db: TestDatabase | undefined;
+  let pool: Pool | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = createPool(db.url);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await db?.drop();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useStoreDatabase: read before its beforeAll ran');
+    return value;
+  };
+  return {
+    get url() {
+      return ready(db).url;
+    },
+    get pool() {
+      return ready(pool);
+    },
+  };
 }

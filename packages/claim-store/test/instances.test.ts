@@ -1,7 +1,6 @@
-import { Pool } from 'pg';
 import type { InstanceRegistration } from '@sluice/protocol';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { createPool, listInstances, registerInstance, servedPools, touchInstance } from '@sluice/claim-store';
+import { listInstances, registerInstance, servedPools, touchInstance } from '@sluice/claim-store';
+import { useStoreDatabase } from './fixtures';
 
 const registration = (over: Partial<InstanceRegistration> = {}): InstanceRegistration => ({
   instanceId: 'docker-1',
@@ -15,21 +14,11 @@ const registration = (over: Partial<InstanceRegistration> = {}): InstanceRegistr
 });
 
 describe('instances', () => {
-  let db: TestDatabase;
-  let pool: Pool;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url);
-  });
-  afterAll(async () => {
-    await pool.end();
-    await db.drop();
-  });
-  beforeEach(() => pool.query('DELETE FROM instances'));
+  const store = useStoreDatabase();
+  beforeEach(() => store.pool.query('DELETE FROM instances'));
 
   it('registers an instance and replaces its registration on the next one', async () => {
-    const first = await registerInstance(pool, registration());
+    const first = await registerInstance(store.pool, registration());
     expect(first).toMatchObject({
       id: 'docker-1',
       type: 'docker-executor',
@@ -38,16 +27,16 @@ describe('instances', () => {
       executors: ['docker', 'inline'],
       resourceDefaults: { memory: '512Mi' },
     });
-    const again = await registerInstance(pool, registration({ pools: ['default'], version: '0.2.0' }));
+    const again = await registerInstance(store.pool, registration({ pools: ['default'], version: '0.2.0' }));
     expect(again).toMatchObject({ pools: ['default'], version: '0.2.0' });
     expect(again.registeredAt).toEqual(first.registeredAt);
-    expect(await listInstances(pool)).toHaveLength(1);
+    expect(await listInstances(store.pool)).toHaveLength(1);
   });
 
   it('lists only instances seen recently, and says which pools they serve', async () => {
-    await registerInstance(pool, registration());
+    await registerInstance(store.pool, registration());
     await registerInstance(
-      pool,
+      store.pool,
       registration({
         instanceId: 'k8s-1',
         type: 'k8s-executor',
@@ -56,25 +45,27 @@ describe('instances', () => {
       }),
     );
     await registerInstance(
-      pool,
+      store.pool,
       registration({ instanceId: 'old', pools: ['legacy'], executors: ['process'] }),
     );
-    await pool.query(`UPDATE instances SET last_seen_at = now() - interval '10 minutes' WHERE id = 'old'`);
+    await store.pool.query(
+      `UPDATE instances SET last_seen_at = now() - interval '10 minutes' WHERE id = 'old'`,
+    );
 
-    expect((await listInstances(pool, { seenWithinMs: 60_000 })).map((i) => i.id)).toEqual([
+    expect((await listInstances(store.pool, { seenWithinMs: 60_000 })).map((i) => i.id)).toEqual([
       'docker-1',
       'k8s-1',
     ]);
-    expect((await listInstances(pool)).map((i) => i.id)).toEqual(['docker-1', 'k8s-1', 'old']);
-    expect(await servedPools(pool, 60_000)).toEqual([
+    expect((await listInstances(store.pool)).map((i) => i.id)).toEqual(['docker-1', 'k8s-1', 'old']);
+    expect(await servedPools(store.pool, 60_000)).toEqual([
       { executorType: 'docker', pool: 'default' },
       { executorType: 'docker', pool: 'gpu' },
       { executorType: 'inline', pool: '' },
       { executorType: 'kubernetes', pool: 'batch' },
     ]);
 
-    expect(await touchInstance(pool, 'old')).toBe(true);
-    expect(await touchInstance(pool, 'never-registered')).toBe(false);
-    expect(await servedPools(pool, 60_000)).toContainEqual({ executorType: 'process', pool: 'legacy' });
+    expect(await touchInstance(store.pool, 'old')).toBe(true);
+    expect(await touchInstance(store.pool, 'never-registered')).toBe(false);
+    expect(await servedPools(store.pool, 60_000)).toContainEqual({ executorType: 'process', pool: 'legacy' });
   });
 });
