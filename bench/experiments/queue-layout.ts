@@ -9,10 +9,11 @@
 //            unique keys (fillfactor 70) so claim and completion can be HOT.
 // Run: node bench/run.cjs experiments/queue-layout
 import type { Pool } from 'pg';
-import { claimTaskRuns, completeTaskRuns, createPool, migrate } from '@sluice/claim-store';
+import { createPool, migrate } from '@sluice/claim-store';
 import { databaseUrl, startTestPostgres, withAdmin } from '@sluice/testing';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from '../peers/stats';
+import { drainWithStore } from '../peers/store-ab';
 
 const N = Number(process.env.BENCH_N ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -73,20 +74,6 @@ WITH done AS (
 released AS (DELETE FROM x_leases l USING done WHERE l.task_run_id = done.id)
 SELECT * FROM done`;
 
-async function drainCurrent(pool: Pool, limit: number): Promise<number> {
-  let n = 0;
-  const claim = { ownerId: 'bench', executorTypes: ['process' as const], pools: ['default'], limit };
-  for (;;) {
-    const runs = await claimTaskRuns(pool, claim);
-    if (runs.length === 0) return n;
-    const results = await completeTaskRuns(
-      pool,
-      runs.map((r) => ({ taskRunId: r.id, fence: r.fence, state: 'SUCCEEDED' as const, exitCode: 0 })),
-    );
-    n += results.filter((r) => r.status === 'fulfilled').length;
-  }
-}
-
 async function drainSplit(pool: Pool, limit: number): Promise<number> {
   let n = 0;
   for (;;) {
@@ -133,11 +120,12 @@ export async function main(): Promise<void> {
                 await pool.query(`VACUUM ANALYZE ${table}`);
             }
             const t0 = now();
-            const done = await (layout === 'split' ? drainSplit : drainCurrent)(pool, limit);
+            const done = await (layout === 'split' ? drainSplit : drainWithStore)(pool, limit);
             if (done !== N) throw new Error(`${layout}: ${done} of ${N}`);
             rates[layout]!.push(N / ((now() - t0) / 1000));
             if (layout === 'split') {
-              await new Promise((res) => setTimeout(res, 700)); // statistics are flushed at most every 0.5 s
+              // This connection did the updates: flush its statistics now rather than at some later idle moment.
+              await pool.query('SELECT pg_stat_force_next_flush()');
               const { rows } = await pool.query<{ upd: string; hot: string }>(
                 `SELECT n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables WHERE relname = 'x_runs'`,
               );

@@ -107,8 +107,8 @@ async function batched(pool: Pool, limit: number): Promise<number> {
   }
 }
 
-/** The store as it is: claimTaskRuns + one completeTaskRuns per claimed batch. */
-async function current(pool: Pool, limit: number): Promise<number> {
+/** The store as it is: claimTaskRuns + one completeTaskRuns per claimed batch, until the queue is empty. */
+export async function drainWithStore(pool: Pool, limit: number): Promise<number> {
   let n = 0;
   const claim = { ownerId: 'bench', executorTypes: ['process' as const], pools: ['default'], limit };
   for (;;) {
@@ -126,8 +126,8 @@ const RUN: Record<Stage, (pool: Pool, limit: number) => Promise<number>> = {
   before: (pool, limit) => oneByOne(pool, limit, false),
   prepared: (pool, limit) => oneByOne(pool, limit, true),
   batched,
-  narrow: current,
-  after: current,
+  narrow: drainWithStore,
+  after: drainWithStore,
 };
 
 /** Puts the task_runs indexes of active runs as they were (old) or are (new); untimed. */
