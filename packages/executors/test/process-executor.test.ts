@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProcessExecutor, type ExecutorContext, type TaskRunHandle } from '../src';
+import { isProcessAlive } from '@sluice/testing';
 import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
 
 const FAKE_RUNNER = path.join(__dirname, 'fake-runner.cjs');
@@ -114,7 +115,7 @@ describe('ProcessExecutor', () => {
 
     expect(await outcome).toEqual({ exitCode: null, signal: 'SIGKILL' });
     expect(readJson<string>('signal.json')).toBe('SIGTERM (ignored)');
-    await eventually('the helper in the runner group to be gone', () => !isAlive(helperPid));
+    await eventually('the helper in the runner group to be gone', () => !isProcessAlive(helperPid));
     await expect(executor.start(claimedRun(), ctx)).rejects.toThrow(/shut down/);
   });
 
@@ -139,13 +140,3 @@ describe('ProcessExecutor', () => {
     expect(await executor.status({ ...gone, externalRef: null })).toBe('unknown');
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // A killed child that nobody reaped yet is a zombie: dead for our purposes.
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
-  } catch {
-    return false;
-  }
-}

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeRunnerAssignment, type RunnerTaskSpec } from '@sluice/protocol';
+import { isProcessAlive } from '@sluice/testing';
 import { warmUp } from '../src/warm-up';
 import { FakeRunnerApi, taskSpec } from './support/fake-runner-api';
 
@@ -186,11 +187,13 @@ test('the executor killed with -9 takes its waiting standby and the runners it s
   expect(pids.standby).toHaveLength(1);
   await Promise.all(apis.map(taskReady));
   const all = [...pids.runners, ...pids.standby];
-  expect(all.filter(isAlive)).toEqual(all);
+  expect(all.filter(isProcessAlive)).toEqual(all);
 
   executor.kill('SIGKILL');
 
-  await apis[0]!.waitFor('every runner and the standby to exit', () => all.every((pid) => !isAlive(pid)));
+  await apis[0]!.waitFor('every runner and the standby to exit', () =>
+    all.every((pid) => !isProcessAlive(pid)),
+  );
   for (const [i, api] of apis.entries()) {
     expect(api.result).toBeNull();
     expect(existsSync(marks[i]!)).toBe(true);
@@ -220,13 +223,3 @@ test('a standby refuses to start with run variables in its environment', async (
 test('the warm-up of a standby goes through, so its first task run does not pay for it', async () => {
   expect(await warmUp()).toBe(true);
 });
-
-/** Alive and not a zombie waiting to be reaped. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
-  } catch {
-    return false;
-  }
-}

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** A built app running as a real child process, for end-to-end tests. */
 export interface AppProcess {
@@ -160,3 +160,13 @@ export function apiClient(baseUrl: string, token: string) {
 }
 
 export type ApiClient = ReturnType<typeof apiClient>;
+
+/** Whether `pid` runs: alive, and not a zombie that nobody reaped yet (dead for a test's purposes). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return false;
+  }
+}
