@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { extract } from 'tar-stream';
-import { ensureRunnerImage, requireDocker } from '@sluice/testing';
+import { containerExists, ensureRunnerImage, requireDocker } from '@sluice/testing';
 import type { ClaimedTaskRun } from '@sluice/protocol';
 import {
   DockerExecutor,
@@ -62,14 +62,7 @@ function dockerRun(kind: string, executor: Partial<ClaimedTaskRun['executor']> =
   });
 }
 
-const exists = async (id: string) =>
-  docker
-    .getContainer(id)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    );
+const exists = (id: string) => containerExists(docker, id);
 
 describe('DockerExecutor', () => {
   it('creates one labelled container per attempt with only the runner variables and the task limits', async () => {

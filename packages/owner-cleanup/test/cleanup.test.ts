@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
-import { ensureBusyboxStaticImage, requireDocker } from '@sluice/testing';
+import { containerExists, ensureBusyboxStaticImage, requireDocker } from '@sluice/testing';
 import { runCleanup } from '../src';
 
 /**
@@ -39,14 +39,7 @@ async function container(owner: string, taskRunId: string | null, running = true
   return created.id;
 }
 
-const exists = (id: string) =>
-  docker
-    .getContainer(id)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    );
+const exists = (id: string) => containerExists(docker, id);
 
 describe('runCleanup', () => {
   it("removes its own containers of ended and unknown task runs, adopts running ones, and leaves other owners' alone", async () => {

@@ -20,6 +20,17 @@ export async function requireDocker(): Promise<Docker> {
   return docker;
 }
 
+/** Whether the engine still has the container (running or not). */
+export function containerExists(docker: Docker, id: string): Promise<boolean> {
+  return docker
+    .getContainer(id)
+    .inspect()
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
