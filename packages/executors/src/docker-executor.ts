@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import type { ClaimedTaskRun, CompletionRequest, Resources } from '@sluice/protocol';
+import type { ClaimedTaskRun, Resources } from '@sluice/protocol';
 import { errorMessage, isStaleFenceError } from './errors';
 import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRunHandle } from './executor';
 import { containerSpec } from './docker-container-spec';
@@ -251,7 +251,14 @@ export class DockerExecutor implements Executor {
     if (entry.settled || exit.state === 'detached') {
       return { exitCode: exit.exitCode, signal: null, completed: true };
     }
-    if (entry.cancelled) return this.endCancelled(entry, exit.exitCode);
+    if (entry.cancelled) {
+      return {
+        exitCode: exit.exitCode,
+        signal: null,
+        cancelled: true,
+        error: `cancelled: container ${entry.name} exited with code ${exit.exitCode ?? 'unknown'} before its runner reported a result`,
+      };
+    }
     const how =
       exit.state === 'gone'
         ? 'was removed'
@@ -264,39 +271,6 @@ export class DockerExecutor implements Executor {
       reason: 'lost',
       error: `container ${entry.name} ${how} without its runner reporting a result`,
     };
-  }
-
-  /**
-   * A cancelled container ended and its runner reported nothing: the TERM
-   * came before the runner could report (it was still starting), so the
-   * executor ends the task run CANCELLED itself rather than leave it `lost`.
-   */
-  private async endCancelled(entry: DockerTaskRun, exitCode: number | null): Promise<ExecutorOutcome> {
-    await this.completeAsExecutor(entry, {
-      state: 'CANCELLED',
-      reason: 'cancelled',
-      error: `cancelled: container ${entry.name} exited with code ${exitCode ?? 'unknown'} before its runner reported a result`,
-    });
-    return { exitCode, signal: null, completed: true };
-  }
-
-  /** The executor ends the task run itself; a newer fence means someone else already did, which is fine. */
-  private async completeAsExecutor(
-    entry: DockerTaskRun,
-    completion: Pick<CompletionRequest, 'state' | 'reason' | 'error'>,
-  ): Promise<void> {
-    try {
-      await entry.ctx.protocol.complete({ taskRunId: entry.taskRunId, fence: entry.fence, ...completion });
-    } catch (err) {
-      if (!isStaleFenceError(err)) {
-        entry.ctx.log.error('the executor could not complete a task run', {
-          taskRunId: entry.taskRunId,
-          state: completion.state,
-          reason: completion.reason,
-          error: errorMessage(err),
-        });
-      }
-    }
   }
 
   private stop(entry: DockerTaskRun): void {
@@ -316,11 +290,22 @@ export class DockerExecutor implements Executor {
     entry.maxDuration = setTimeout(() => {
       void (async () => {
         entry.settled = true;
-        await this.completeAsExecutor(entry, {
-          state: 'FAILED',
-          reason: 'max_duration',
-          error: `the task run was stopped after DOCKER_EXECUTOR_MAX_SYNC_DURATION (${this.maxDurationMs} ms)`,
-        });
+        try {
+          await entry.ctx.protocol.complete({
+            taskRunId: entry.taskRunId,
+            fence: entry.fence,
+            state: 'FAILED',
+            reason: 'max_duration',
+            error: `the task run was stopped after DOCKER_EXECUTOR_MAX_SYNC_DURATION (${this.maxDurationMs} ms)`,
+          });
+        } catch (err) {
+          if (!isStaleFenceError(err)) {
+            entry.ctx.log.error('completing a task run at its max duration failed', {
+              taskRunId: entry.taskRunId,
+              error: errorMessage(err),
+            });
+          }
+        }
         this.stop(entry);
       })();
     }, ms);

@@ -32,6 +32,12 @@ export interface ExecutorOutcome {
    * a result; `error` when absent. Docker uses `lost` (a `docker kill`).
    */
   reason?: TaskRunReason;
+  /**
+   * The executor stopped the work for a cancel: when nobody reported a result
+   * (the stop came while the runner was starting), the instance ends the task
+   * run CANCELLED / `cancelled` rather than FAILED.
+   */
+  cancelled?: boolean;
 }
 
 /** What every executor call can use; the same in standalone and distributed layouts. */

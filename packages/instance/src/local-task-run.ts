@@ -10,6 +10,9 @@ import {
   type Logger,
 } from '@sluice/executors';
 
+/** CompletionRequest's limit on `error`: longer messages are cut rather than refused. */
+const COMPLETION_ERROR_MAX_CHARS = 8192;
+
 /** One task run this instance claimed, from claim to the end of its work. */
 export interface LocalTaskRun {
   run: ClaimedTaskRun;
@@ -105,7 +108,7 @@ export async function runAdoptedTaskRun(local: LocalTaskRun, deps: LifecycleDeps
   await awaitOutcome(local, local.handle, deps);
 }
 
-/** wait → (when nobody reported a result) FAILED with the executor's reason. */
+/** wait → (when nobody reported a result) CANCELLED when the executor stopped it for a cancel, else FAILED with the executor's reason. */
 async function awaitOutcome(local: LocalTaskRun, handle: TaskRunHandle, deps: LifecycleDeps): Promise<void> {
   const { run, executor } = local;
   let outcome: ExecutorOutcome;
@@ -123,7 +126,13 @@ async function awaitOutcome(local: LocalTaskRun, handle: TaskRunHandle, deps: Li
     };
   }
   if (outcome.completed || local.endedByInstance || local.endedElsewhere) return;
-  await failTaskRun(run, outcome.error ?? noResultMessage(outcome), deps, outcome.reason);
+  const message = outcome.error ?? noResultMessage(outcome);
+  if (outcome.cancelled) {
+    const error = message.slice(0, COMPLETION_ERROR_MAX_CHARS);
+    await completeQuietly(run, { state: 'CANCELLED', reason: 'cancelled', error }, deps);
+    return;
+  }
+  await failTaskRun(run, message, deps, outcome.reason);
 }
 
 /** Sends the cancel once; a failure is logged, the runner still learns it from its heartbeat. */
@@ -147,7 +156,11 @@ export function failTaskRun(
   deps: LifecycleDeps,
   reason: TaskRunReason = 'error',
 ): Promise<void> {
-  return completeQuietly(run, { state: 'FAILED', reason, error: message.slice(0, 8192) }, deps);
+  return completeQuietly(
+    run,
+    { state: 'FAILED', reason, error: message.slice(0, COMPLETION_ERROR_MAX_CHARS) },
+    deps,
+  );
 }
 
 export async function completeQuietly(
