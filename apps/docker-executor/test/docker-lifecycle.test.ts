@@ -5,6 +5,7 @@ import {
   noContainersLeft,
   ownedContainers,
   removeOwned,
+  runningContainerOf,
   startDockerExecutor,
   type DockerFixtures,
 } from './docker-support';
@@ -71,15 +72,8 @@ const flow = (image: string, script: string, head = 'retry: { max_attempts: 1 }'
     '',
   ].join('\n');
 
-async function runningContainer(owner: string) {
-  return explained(everything(), async () => {
-    for (let i = 0; i < 300; i += 1) {
-      const found = (await ownedContainers(fx.docker, owner)).find((c) => c.State === 'running');
-      if (found) return found;
-      await sleep(100);
-    }
-    throw new Error(`no running container of ${owner}`);
-  });
+function runningContainer(owner: string) {
+  return explained(everything(), () => runningContainerOf(fx.docker, owner));
 }
 
 describe('docker executor: lost work, limits and restarts', () => {
