@@ -10,6 +10,7 @@ export * from './task-runs/watchdog';
 export * from './task-runs/end-by-others';
 export * from './task-runs/lookups';
 export * from './task-runs/insert';
+export * from './task-runs/state-conditions';
 export * from './logs';
 export * from './outputs';
 export * from './metrics';

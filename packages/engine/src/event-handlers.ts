@@ -1,5 +1,11 @@
 import type { PoolClient } from 'pg';
-import { getOutputsOfExecution, getTaskRun, setOutputs, toTaskRunRow } from '@sluice/claim-store';
+import {
+  getOutputsOfExecution,
+  getTaskRun,
+  isActiveByKey,
+  setOutputs,
+  toTaskRunRow,
+} from '@sluice/claim-store';
 import { emitEvent, type PendingEvent } from './events';
 import { afterTaskRunEnded, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
@@ -21,7 +27,7 @@ async function resumeSubflowParent(tx: PoolClient, childId: string, effects: Pro
   const reason = state === 'SUCCEEDED' ? null : state === 'CANCELLED' ? 'cancelled' : 'error';
   const ended = await tx.query(
     `UPDATE task_runs SET state = $3, reason = $4, error = $5, ended_at = now(), waiting_on_execution_id = NULL
-     WHERE id = $1 AND waiting_on_execution_id = $2 AND state IN ('STARTING', 'RUNNING')
+     WHERE id = $1 AND waiting_on_execution_id = $2 AND ${isActiveByKey()}
      RETURNING *`,
     [
       parent.id,

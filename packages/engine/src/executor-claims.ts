@@ -1,5 +1,6 @@
 import {
   claimTaskRuns,
+  isActiveByKey,
   query,
   toTaskRunRow,
   withTransaction,
@@ -147,7 +148,7 @@ async function heldBy(db: Queryable, instanceId: string, ids: string[]): Promise
   const { rows } = await query(
     db,
     `SELECT * FROM task_runs
-     WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND state IN ('STARTING', 'RUNNING')
+     WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND ${isActiveByKey()}
      ORDER BY available_at, created_at, id`,
     [ids, instanceId],
   );

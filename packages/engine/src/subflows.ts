@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { getTaskRun } from '@sluice/claim-store';
+import { getTaskRun, isActiveByKey } from '@sluice/claim-store';
 import { StaleFenceError, type StartSubflowRequest } from '@sluice/protocol';
 import { createExecutionIn } from './create-execution';
 import { NotFoundError } from './errors';
@@ -56,7 +56,7 @@ export async function startSubflowIn(
 export async function waitedOnChildren(tx: PoolClient, executionId: string): Promise<string[]> {
   const r = await tx.query<{ id: string }>(
     `SELECT waiting_on_execution_id AS id FROM task_runs
-     WHERE execution_id = $1 AND waiting_on_execution_id IS NOT NULL AND state IN ('STARTING', 'RUNNING')`,
+     WHERE execution_id = $1 AND waiting_on_execution_id IS NOT NULL AND ${isActiveByKey()}`,
     [executionId],
   );
   return r.rows.map((row) => row.id);

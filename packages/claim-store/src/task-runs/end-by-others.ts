@@ -2,6 +2,7 @@ import type { TaskRunReason } from '@sluice/protocol';
 import { query, type Queryable } from '../db';
 import { isUuid } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
+import { isActiveByKey, isQueuedByKey } from './state-conditions';
 
 // Everything here ends task runs on behalf of someone other than the holder,
 // and so bumps the fence: a holder that is still alive finds its later writes
@@ -44,7 +45,7 @@ export async function cancelQueuedTaskRuns(db: Queryable, executionId: string): 
     db,
     `UPDATE task_runs
      SET state = 'CANCELLED', reason = 'cancelled', fence = fence + 1, ended_at = now()
-     WHERE execution_id = $1 AND state = 'QUEUED'
+     WHERE execution_id = $1 AND ${isQueuedByKey()}
      RETURNING *`,
     [executionId],
   );
@@ -61,7 +62,7 @@ export async function requestCancel(db: Queryable, executionId: string): Promise
   const { rows } = await query<{ id: string }>(
     db,
     `UPDATE task_runs SET cancel_requested = true
-     WHERE execution_id = $1 AND state IN ('STARTING', 'RUNNING')
+     WHERE execution_id = $1 AND ${isActiveByKey()}
      RETURNING id`,
     [executionId],
   );

@@ -2,6 +2,7 @@ import { query, type Queryable } from '../db';
 import { assertTaskRunId } from '../errors';
 import { refuseWrite } from './fence';
 import type { FencedRef } from './start';
+import { isActiveByKey } from './state-conditions';
 
 /**
  * Proves the holder is alive (the watchdog fails runs whose heartbeat_at is
@@ -15,7 +16,7 @@ export async function heartbeatTaskRun(db: Queryable, ref: FencedRef): Promise<{
   const { rows } = await query<{ cancel_requested: boolean }>(
     db,
     `UPDATE task_runs SET heartbeat_at = now()
-     WHERE id = $1 AND fence = $2 AND state IN ('STARTING', 'RUNNING')
+     WHERE id = $1 AND fence = $2 AND ${isActiveByKey()}
      RETURNING cancel_requested`,
     [ref.taskRunId, ref.fence],
   );

@@ -1,6 +1,7 @@
 import { query, type Queryable } from '../db';
 import { isUuid } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
+import { isActiveByKey } from './state-conditions';
 
 export async function getTaskRun(db: Queryable, id: string): Promise<TaskRunRow | null> {
   if (!isUuid(id)) return null;
@@ -22,11 +23,7 @@ export async function listTaskRunsOfExecution(db: Queryable, executionId: string
 /** For an executor's cleanup after a restart: keep (adopt) only what is still STARTING/RUNNING. Unknown ids are false. */
 export async function isStillRunning(db: Queryable, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
-  const { rows } = await query(
-    db,
-    `SELECT 1 FROM task_runs WHERE id = $1 AND state IN ('STARTING', 'RUNNING')`,
-    [id],
-  );
+  const { rows } = await query(db, `SELECT 1 FROM task_runs WHERE id = $1 AND ${isActiveByKey()}`, [id]);
   return rows.length > 0;
 }
 
@@ -37,7 +34,7 @@ export async function cancelRequestedAmong(db: Queryable, ids: string[]): Promis
   const { rows } = await query<{ id: string }>(
     db,
     `SELECT id FROM task_runs
-     WHERE id = ANY($1::uuid[]) AND cancel_requested AND state IN ('STARTING', 'RUNNING')`,
+     WHERE id = ANY($1::uuid[]) AND cancel_requested AND ${isActiveByKey()}`,
     [valid],
   );
   return rows.map((r) => r.id);

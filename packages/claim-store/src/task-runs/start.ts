@@ -2,6 +2,7 @@ import { query, type Queryable } from '../db';
 import { assertTaskRunId } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
 import { refuseWrite } from './fence';
+import { isActiveByKey } from './state-conditions';
 
 export interface FencedRef {
   taskRunId: string;
@@ -22,7 +23,7 @@ export async function markRunning(db: Queryable, ref: FencedRef): Promise<TaskRu
      SET state = 'RUNNING',
          started_at = CASE WHEN state = 'STARTING' THEN now() ELSE started_at END,
          heartbeat_at = now()
-     WHERE id = $1 AND fence = $2 AND state IN ('STARTING', 'RUNNING')
+     WHERE id = $1 AND fence = $2 AND ${isActiveByKey()}
      RETURNING *`,
     [ref.taskRunId, ref.fence],
   );
@@ -39,7 +40,7 @@ export async function recordExternalRef(
   const { rowCount } = await query(
     db,
     `UPDATE task_runs SET external_ref = $3
-     WHERE id = $1 AND fence = $2 AND state IN ('STARTING', 'RUNNING')`,
+     WHERE id = $1 AND fence = $2 AND ${isActiveByKey()}`,
     [ref.taskRunId, ref.fence, ref.externalRef],
   );
   if (!rowCount) await refuseWrite(db, ref.taskRunId, ref.fence);
