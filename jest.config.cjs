@@ -10,6 +10,7 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(jose|@kubernetes|openid-client|oauth4webapi))'],
   moduleNameMapper: {
     '^@sluice/([a-z-]+)$': '<rootDir>/../../packages/$1/src',
+    '^@sluice/([a-z-]+)/([a-z-]+)$': '<rootDir>/../../packages/$1/src/$2',
     // TypeScript sources that import siblings as './x.js' (Prisma's generated client does).
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -1,7 +1,7 @@
-import { formatVarsHelp } from '@sluice/config';
 import type { ExecutorCommandIo } from '@sluice/executor-runtime';
 
-// `exec` starts once per task run on the process executor: each command loads only what it uses.
+// `exec` starts once per task run on the process executor: each command loads
+// only what it uses, and nothing is imported before the command is known.
 
 /** Where main reads and writes; tests pass their own. */
 export type MainIo = ExecutorCommandIo;
@@ -28,10 +28,11 @@ Environment:
 export async function main(argv: string[], io: MainIo = process): Promise<number> {
   const [command, ...args] = argv;
   if (command === 'exec') {
-    const { runExecCommand } = await import('@sluice/runner');
-    return runExecCommand({ env: io.env, stderr: (text) => io.stderr.write(text) });
+    const { loadRunner } = await import('@sluice/runner/bundled');
+    return loadRunner().runner.runExecCommand({ env: io.env, stderr: (text) => io.stderr.write(text) });
   }
   if (args.includes('--help') || args.includes('-h')) {
+    const { formatVarsHelp } = await import('@sluice/config');
     io.stdout.write(`${USAGE}${formatVarsHelp('docker-executor')}\n`);
     return 0;
   }

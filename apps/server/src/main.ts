@@ -1,7 +1,6 @@
-import { ConfigError, parseEnv } from '@sluice/config';
-
-// Each command loads only what it uses: `exec` starts once per task run on the
-// process executor, and must not pay for express, Prisma and the engine.
+// Each command loads only what it uses, and nothing is imported before the
+// command is known: `exec` starts once per task run on the process executor,
+// and must not pay for express, Prisma and the engine (nor for zod twice).
 
 const VERSION = process.env.SLUICE_VERSION ?? '0.1.0';
 
@@ -44,6 +43,7 @@ async function serverCommand(args: string[]): Promise<number> {
     return 2;
   }
   const standalone = args.includes('--standalone');
+  const { parseEnv } = await import('@sluice/config');
   const config = parseEnv('server', process.env, { standalone });
   // The process executor starts the runner as this same program: `<node> <this file> exec`.
   const runnerCommand = [process.execPath, __filename, 'exec'];
@@ -54,8 +54,11 @@ async function serverCommand(args: string[]): Promise<number> {
 }
 
 async function execCommand(): Promise<number> {
-  const { runExecCommand } = await import('@sluice/runner');
-  return runExecCommand({ env: process.env, stderr: (text) => process.stderr.write(text) });
+  const { loadRunner } = await import('@sluice/runner/bundled');
+  return loadRunner().runner.runExecCommand({
+    env: process.env,
+    stderr: (text) => process.stderr.write(text),
+  });
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -78,6 +81,7 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
+    const { ConfigError } = await import('@sluice/config');
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
       return 2;

@@ -65,6 +65,12 @@ export interface Executor {
   cancel(handle: TaskRunHandle): Promise<void>;
   status(handle: TaskRunHandle): Promise<ExecutorStatus>;
   /**
+   * The instance has started and is about to claim: an executor that keeps
+   * something ready ahead of claims (the process executor's standby runners)
+   * starts it now, so the first claim finds it ready too.
+   */
+  prepare?(log: Logger): void;
+  /**
    * Instance shutdown: stop everything this executor runs locally and resolve
    * once it has ended (bounded). Executors whose work survives its instance
    * (docker, kubernetes) leave it running.

@@ -4,6 +4,7 @@ import { runnerEnvironment } from './runner-environment';
 import { RunnerProcess, type RunnerDiagnostics } from './runner-process';
 import { settlesWithin } from './settle';
 import { StandbyRunners } from './standby-runners';
+import type { Logger } from './logger';
 
 export interface ProcessExecutorOptions {
   /** The runner command, e.g. `[process.execPath, '/abs/bin/sluice.cjs', 'exec']`; injected by the app. */
@@ -98,10 +99,12 @@ export class ProcessExecutor implements Executor {
           });
   }
 
-  /**
-   * Hands the task run to a standby runner when one is ready, else starts a runner for it.
-   * The first claim after the executor was built starts the standbys (they need the logger).
-   */
+  /** Starts the standby runners before the first claim (without it, that claim starts them). */
+  prepare(log: Logger): void {
+    if (!this.closed) this.standbys?.fill(log);
+  }
+
+  /** Hands the task run to a standby runner when one is ready, else starts a runner for it. */
   async start(run: ClaimedTaskRun, ctx: ExecutorContext): Promise<TaskRunHandle> {
     if (this.closed) throw new Error(`process executor is shut down; task run ${run.taskRunId} not started`);
     if (this.local.has(run.taskRunId))

@@ -94,6 +94,21 @@ describe('ProcessExecutor standby runners', () => {
     expect(JSON.stringify(log.records)).not.toContain(second.run.runToken);
   });
 
+  it('prepare starts the standbys before any claim, so the first claim takes one too', async () => {
+    const executor = executorFor('env', { standbyRunners: 2 });
+    expect(waitingStandbys()).toEqual([]); // built, not prepared: nothing started yet
+    executor.prepare(log);
+    const ready = await eventually('two standby runners loaded', () => {
+      const pids = standbyWrote();
+      return pids.length === 2 ? pids : undefined;
+    });
+
+    const first = await startWith(executor);
+    expect(ready).toContain(first.pid);
+    expect(await executor.wait(first.handle)).toEqual({ exitCode: 0, signal: null });
+    expect(readJson(`assignment-${first.pid}.json`)).toMatchObject({ runToken: first.run.runToken });
+  });
+
   it('cancels a runner that came from a standby as it cancels a fresh one', async () => {
     const executor = executorFor('trap');
     const first = await startWith(executor);

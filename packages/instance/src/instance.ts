@@ -241,6 +241,7 @@ export function createInstance(options: InstanceOptions): Instance {
       if (started) return;
       started = true;
       await register();
+      for (const executor of options.executors) executor.prepare?.(log);
       every(options.registrationIntervalMs ?? 15_000, () => void register());
       every(options.pollIntervalMs, () => void checkCancels());
       for (const group of groups) {

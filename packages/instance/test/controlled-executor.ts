@@ -49,6 +49,11 @@ export class ControlledExecutor implements Executor {
     return this.work.has(handle.taskRunId) ? 'running' : 'unknown';
   }
 
+  /** The instance started: recorded, so tests can see it came before any claim. */
+  prepare(): void {
+    this.events.push(`prepare ${this.type}`);
+  }
+
   async shutdown(): Promise<void> {
     this.events.push(`shutdown ${this.type}`);
     if (this.type === 'docker' || this.type === 'kubernetes') return; // their work outlives the instance

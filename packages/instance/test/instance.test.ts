@@ -63,6 +63,15 @@ describe('instance', () => {
     });
   });
 
+  it('prepares every executor once it is registered, before its first claim', async () => {
+    const claimsAtPrepare: number[] = [];
+    process.prepare = () => claimsAtPrepare.push(protocol.claims.length);
+    await startInstance();
+    expect(claimsAtPrepare).toEqual([0]);
+    expect(events).toEqual(expect.arrayContaining(['prepare docker', 'prepare inline']));
+    await eventually('a claim', () => protocol.claims.length > 0);
+  });
+
   it('never runs more than its slots and claims only as many task runs as it has free slots', async () => {
     const ids = Array.from({ length: 10 }, (_, i) => protocol.enqueue(i % 2 === 0 ? 'process' : 'docker'));
     const sharedRunning = () => process.running() + docker.running();
