@@ -1,5 +1,5 @@
 import {
-  CLAIM_TASK_RUNS_SQL,
+  claimTaskRunsSql,
   claimTaskRuns,
   createPool,
   getTaskRun,
@@ -116,27 +116,40 @@ describe('claimTaskRuns', () => {
     expect(due.map((r) => r.id)).toEqual([later.id]);
   });
 
-  it('uses the partial claim index when the table is large', async () => {
+  it('uses the partial claim index and the primary key when the table is large, also in its cached plan', async () => {
     const execution = await seedExecution(store.pool);
     await queueMany(store.pool, execution, 20_000);
     // Most rows are history, as in production.
     await store.pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE task_id > 't01000'`);
     await store.pool.query('ANALYZE task_runs');
-    const { rows } = await store.pool.query(`EXPLAIN (FORMAT JSON) ${CLAIM_TASK_RUNS_SQL}`, [
-      'a',
-      ['process', 'docker', 'inline'],
-      ['default'],
-      10,
-    ]);
+    // The plan a connection keeps for the prepared claim from its sixth call on (the generic plan).
+    const client = await store.pool.connect();
+    let plan: unknown;
+    try {
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE claim_10(text, text[], text[]) AS ${claimTaskRunsSql(10)}`);
+      const { rows } = await client.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE claim_10('a', '{process,docker,inline}', '{default}')`,
+      );
+      plan = rows[0]['QUERY PLAN'];
+    } finally {
+      await client.query('DEALLOCATE ALL; RESET plan_cache_mode');
+      client.release();
+    }
     // The candidates are read in index order and the scan stops at the limit;
-    // the only sort allowed is the final one over the (at most 10) claimed rows.
+    // the claimed rows are updated through the primary key, never a scan of
+    // the table; the only sort allowed is the final one over the (at most 10)
+    // claimed rows.
     type PlanNode = { 'Node Type': string; 'Subplan Name'?: string; Plans?: PlanNode[] };
-    const root = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    const root = (plan as Array<{ Plan: PlanNode }>)[0]!.Plan;
     const find = (node: PlanNode, name: string): PlanNode | undefined =>
       node['Subplan Name'] === name ? node : node.Plans?.map((p) => find(p, name)).find(Boolean);
     const candidates = JSON.stringify(find(root, 'CTE candidates'));
     expect(candidates).toContain('"Index Name":"task_runs_claim_idx"');
     expect(candidates).not.toContain('"Node Type":"Sort"');
+    const claimed = JSON.stringify(find(root, 'CTE claimed'));
+    expect(claimed).toContain('"Index Name":"task_runs_pkey"');
+    expect(JSON.stringify(plan)).not.toContain('"Node Type":"Seq Scan"');
   });
 
   describe('perPoolLimits', () => {

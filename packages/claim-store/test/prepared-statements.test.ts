@@ -45,9 +45,31 @@ describe('prepared statements', () => {
 
   it('prepares the claim and the completion once per connection by default', async () => {
     expect(await claimAndCompleteOnOneConnection()).toEqual([
-      'sluice_claim_task_runs',
+      'sluice_claim_task_runs_1',
       'sluice_complete_task_run',
     ]);
+  });
+
+  it('plans a claim of the same limit once: from the sixth call on it runs the cached plan', async () => {
+    const pool = createPool(db.url, { max: 1 });
+    try {
+      await queueMany(pool, await seedExecution(pool), 40);
+      const claim = { ownerId: 'o', executorTypes: ['process' as const], pools: ['default'] };
+      for (let i = 0; i < 10; i += 1) {
+        expect(await claimTaskRuns(pool, { ...claim, limit: 2 })).toHaveLength(2);
+      }
+      expect(await claimTaskRuns(pool, { ...claim, limit: 3 })).toHaveLength(3);
+      const { rows } = await pool.query<{ name: string; generic: number; custom: number }>(
+        `SELECT name, generic_plans::int AS generic, custom_plans::int AS custom
+         FROM pg_prepared_statements WHERE name LIKE 'sluice_claim%' ORDER BY name`,
+      );
+      expect(rows).toEqual([
+        { name: 'sluice_claim_task_runs_2', generic: 5, custom: 5 },
+        { name: 'sluice_claim_task_runs_3', generic: 0, custom: 1 },
+      ]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('sends them unnamed when preparedStatements is false, with the same results', async () => {
