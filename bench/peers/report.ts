@@ -40,13 +40,13 @@ export function markdown(s: Summary): string {
     lines.push(`| ${d.queued} | ${d.limit} | ${d.claims} | ${d.p50Ms} | ${d.p95Ms} | ${d.p99Ms} |`);
   lines.push(
     '',
-    '| claim limit | jobs | before | + prepared | + batched completion | + narrow rows | + active-runs index (after) | after ÷ before |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| claim limit | jobs | before | + prepared | + batched completion | + narrow rows | + active-runs index | + claim planned once (after) | after ÷ before |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const r of s.store) {
     const j = r.jobsPerSecond;
     lines.push(
-      `| ${r.limit} | ${r.jobs} | ${j.before} | ${j.prepared} | ${j.batched} | ${j.narrow} | ${j.after} | ${r.speedup}× |`,
+      `| ${r.limit} | ${r.jobs} | ${j.before} | ${j.prepared} | ${j.batched} | ${j.narrow} | ${j.index} | ${j.after} | ${r.speedup}× |`,
     );
   }
   return lines.join('\n');

@@ -6,11 +6,19 @@
 // - prepared: the same statements, named (prepared once per connection);
 // - batched:  one completion statement per claimed batch (unnest);
 // - narrow:   claim and completion return only what their callers use;
-// - after:    the index of active runs replaces (state, heartbeat_at) — the
-//             store as it is (claimTaskRuns + completeTaskRuns).
+// - index:    the index of active runs replaces (state, heartbeat_at);
+// - after:    the claim is prepared per limit (the limit in its text), so
+//             PostgreSQL plans it once instead of on every call — the store
+//             as it is (claimTaskRuns + completeTaskRuns).
 // The stages alternate within each round, so the machine's load hits them alike.
 import type { Pool } from 'pg';
-import { claimTaskRuns, completeTaskRuns, createPool } from '@sluice/claim-store';
+import {
+  claimTaskRuns,
+  claimTaskRunsSql,
+  completeTaskRuns,
+  createPool,
+  toClaimedTaskRunRow,
+} from '@sluice/claim-store';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from './stats';
 
@@ -46,7 +54,11 @@ FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::int[], $6::text[]
 WHERE t.id = c.id AND t.fence = c.fence AND (t.state IN ('STARTING', 'RUNNING')) IS TRUE
 RETURNING t.*`;
 
-const STAGES = ['before', 'prepared', 'batched', 'narrow', 'after'] as const;
+// Today's claim with the limit as a parameter, as it was before the claim was
+// prepared per limit: its generic plan is poor, so PostgreSQL plans every call.
+const LIMIT_PARAMETER_CLAIM_SQL = claimTaskRunsSql(1).replace(/LIMIT 1\n/, 'LIMIT $4\n');
+
+const STAGES = ['before', 'prepared', 'batched', 'narrow', 'index', 'after'] as const;
 type Stage = (typeof STAGES)[number];
 
 export interface StoreAbResult {
@@ -107,6 +119,25 @@ async function batched(pool: Pool, limit: number): Promise<number> {
   }
 }
 
+/** As drainWithStore, but claiming with LIMIT_PARAMETER_CLAIM_SQL. */
+async function limitParameter(pool: Pool, limit: number): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const { rows } = await pool.query({
+      name: 'bench_limit_parameter_claim',
+      text: LIMIT_PARAMETER_CLAIM_SQL,
+      values: ['bench', ['process'], ['default'], limit],
+    });
+    const runs = rows.map(toClaimedTaskRunRow);
+    if (runs.length === 0) return n;
+    const results = await completeTaskRuns(
+      pool,
+      runs.map((r) => ({ taskRunId: r.id, fence: r.fence, state: 'SUCCEEDED' as const, exitCode: 0 })),
+    );
+    n += results.filter((r) => r.status === 'fulfilled').length;
+  }
+}
+
 /** The store as it is: claimTaskRuns + one completeTaskRuns per claimed batch, until the queue is empty. */
 export async function drainWithStore(pool: Pool, limit: number): Promise<number> {
   let n = 0;
@@ -126,7 +157,8 @@ const RUN: Record<Stage, (pool: Pool, limit: number) => Promise<number>> = {
   before: (pool, limit) => oneByOne(pool, limit, false),
   prepared: (pool, limit) => oneByOne(pool, limit, true),
   batched,
-  narrow: drainWithStore,
+  narrow: limitParameter,
+  index: limitParameter,
   after: drainWithStore,
 };
 
@@ -163,7 +195,7 @@ export async function storeAb(
           await queueTaskRuns(url, jobs);
           const pool = createPool(url, { max: 1 });
           try {
-            await useActiveIndex(pool, stage === 'after' ? 'new' : 'old');
+            await useActiveIndex(pool, stage === 'index' || stage === 'after' ? 'new' : 'old');
             const t0 = now();
             const done = await RUN[stage](pool, limit);
             if (done !== jobs)

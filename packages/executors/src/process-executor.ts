@@ -37,6 +37,8 @@ interface LocalRunner {
   proc: RunnerProcess;
   exited: boolean;
   killTimer: NodeJS.Timeout | null;
+  /** cancel() stopped it: its outcome says so (see ExecutorOutcome.cancelled). */
+  cancelled: boolean;
 }
 
 const PID_REF = /^pid:(\d+)$/;
@@ -125,13 +127,16 @@ export class ProcessExecutor implements Executor {
       throw new Error(`task run ${handle.taskRunId} has no local runner (externalRef ${handle.externalRef})`);
     const outcome = await runner.proc.exited;
     this.local.delete(handle.taskRunId);
-    return outcome;
+    // A runner stopped before its TERM handler was in place reports nothing;
+    // the instance then ends the task run CANCELLED rather than FAILED.
+    return runner.cancelled ? { ...outcome, cancelled: true } : outcome;
   }
 
   /** SIGTERM to the runner, which stops the task with its own grace; SIGKILL to the runner's group after killAfterMs. */
   async cancel(handle: TaskRunHandle): Promise<void> {
     const runner = this.local.get(handle.taskRunId);
     if (!runner || runner.exited) return;
+    runner.cancelled = true;
     this.stop(runner);
   }
 
@@ -205,7 +210,7 @@ export class ProcessExecutor implements Executor {
   }
 
   private track(taskRunId: string, proc: RunnerProcess, ctx: ExecutorContext): void {
-    const runner: LocalRunner = { taskRunId, proc, exited: false, killTimer: null };
+    const runner: LocalRunner = { taskRunId, proc, exited: false, killTimer: null, cancelled: false };
     this.local.set(taskRunId, runner);
     void proc.exited.then((o) => {
       runner.exited = true;

@@ -99,7 +99,8 @@ describe('ProcessExecutor', () => {
     const outcome = await executor.wait(handle);
 
     expect(readJson<string>('signal.json')).toBe('SIGTERM');
-    expect(outcome).toEqual({ exitCode: 143, signal: null });
+    // Marked as stopped for a cancel: should the runner have reported nothing, the instance ends it CANCELLED.
+    expect(outcome).toEqual({ exitCode: 143, signal: null, cancelled: true });
     expect(await executor.status(handle)).toBe('exited');
   });
 

@@ -114,7 +114,7 @@ describe('ProcessExecutor standby runners', () => {
     const first = await startWith(executor);
     await eventually('the fresh runner ready', () => existsSync(path.join(dir, 'ready.json')));
     await executor.cancel(first.handle);
-    expect(await executor.wait(first.handle)).toEqual({ exitCode: 143, signal: null });
+    expect(await executor.wait(first.handle)).toEqual({ exitCode: 143, signal: null, cancelled: true });
     rmSync(path.join(dir, 'ready.json'));
     rmSync(path.join(dir, 'signal.json'));
 
@@ -129,7 +129,7 @@ describe('ProcessExecutor standby runners', () => {
 
     await executor.cancel(second.handle);
 
-    expect(await executor.wait(second.handle)).toEqual({ exitCode: 143, signal: null });
+    expect(await executor.wait(second.handle)).toEqual({ exitCode: 143, signal: null, cancelled: true });
     expect(readJson<string>('signal.json')).toBe('SIGTERM');
     expect(await executor.status(second.handle)).toBe('exited');
   });

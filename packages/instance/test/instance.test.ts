@@ -166,6 +166,20 @@ describe('instance', () => {
     });
   });
 
+  it('ends a task run CANCELLED when the executor stopped it for a cancel and nobody reported', async () => {
+    const id = protocol.enqueue('process');
+    await startInstance();
+    await eventually('the task run to start', () => process.started.includes(id));
+
+    // As the process executor answers for a runner it SIGTERMed before the runner's handler was in place.
+    process.finish(id, { exitCode: null, signal: 'SIGTERM', cancelled: true });
+
+    await eventually('the task run to end', () =>
+      ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(protocol.stateOf(id).state),
+    );
+    expect(protocol.stateOf(id)).toMatchObject({ state: 'CANCELLED', reason: 'cancelled' });
+  });
+
   it('keeps the result the runner reported before it exited', async () => {
     const id = protocol.enqueue('process');
     await startInstance();
