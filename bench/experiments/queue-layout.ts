@@ -35,13 +35,14 @@ TRUNCATE x_leases, x_queue, x_runs;
 INSERT INTO x_runs SELECT * FROM task_runs;
 INSERT INTO x_queue SELECT id, available_at, created_at, executor_type, pool FROM task_runs WHERE state = 'QUEUED';`;
 
-const SPLIT_CLAIM = `
+// The limit goes into the text as in the store's claim (claim.ts): planned once per limit.
+const splitClaim = (limit: number): string => `
 WITH candidates AS (
   SELECT task_run_id FROM x_queue
   WHERE available_at <= now() AND executor_type = ANY($2::text[])
     AND (executor_type = 'inline' OR pool = ANY($3::text[]))
   ORDER BY available_at, created_at, task_run_id
-  LIMIT $4
+  LIMIT ${limit}
   FOR UPDATE SKIP LOCKED
 ),
 picked AS (
@@ -78,9 +79,9 @@ async function drainSplit(pool: Pool, limit: number): Promise<number> {
   let n = 0;
   for (;;) {
     const { rows } = await pool.query<{ id: string; fence: number }>({
-      name: 'x_claim',
-      text: SPLIT_CLAIM,
-      values: ['bench', ['process'], ['default'], limit],
+      name: `x_claim_${limit}`,
+      text: splitClaim(limit),
+      values: ['bench', ['process'], ['default']],
     });
     if (rows.length === 0) return n;
     const { rowCount } = await pool.query({
