@@ -141,7 +141,10 @@ export interface K8sExecutorConfig extends DaemonConfig {
   executorApiUrl: string;
   /** EXECUTOR_API_TOKEN */
   executorApiToken: string;
-  instance: InstanceSettings;
+  instance: InstanceSettings & {
+    /** SLUICE_WORKER_SLOTS: its process task runs, when SLUICE_EXECUTORS lists process */
+    workerSlots: number;
+  };
   k8s: K8sSettings & { ownerId: string };
 }
 

@@ -129,7 +129,7 @@ function buildK8sExecutor(r: EnvReader): K8sExecutorConfig {
     internalHttpServerAddr: r.get(V.INTERNAL_HTTP_SERVER_ADDR),
     executorApiUrl,
     executorApiToken: r.require(V.EXECUTOR_API_TOKEN, 'every executor API call carries it'),
-    instance,
+    instance: { ...instance, workerSlots: r.get(V.SLUICE_WORKER_SLOTS) },
     // ownerId is only undefined when a problem was recorded, and then finish() throws.
     k8s: { ...k8s, ownerId: k8s.ownerId ?? '' },
   };

@@ -8,7 +8,7 @@ export {
   KUBERNETES_DRY_RUN_TIMEOUT_MS,
 } from './executor-selection';
 export type { DetectionProbes, ExecutorApp } from './executor-selection';
-export { dockerExecutorSlotGroups, k8sExecutorSlotGroups, K8S_EXECUTOR_PROCESS_SLOTS } from './slot-groups';
+export { dockerExecutorSlotGroups, k8sExecutorSlotGroups } from './slot-groups';
 export { wakeOnQueuedWork, WAIT_FOR_WORK_MS } from './work-signal';
 export type { WakeLoopOptions } from './work-signal';
 export { serverAnswers, startInternalServer, SERVER_CHECK_TIMEOUT_MS } from './internal-server';

@@ -14,7 +14,7 @@ import { pingDocker } from './docker-ping';
 import { forgetControlPlaneEnv } from './env-hygiene';
 import { buildExecutors, resolveExecutorTypes, type DetectionProbes } from './executor-selection';
 import { serverAnswers, startInternalServer } from './internal-server';
-import { dockerExecutorSlotGroups, K8S_EXECUTOR_PROCESS_SLOTS, k8sExecutorSlotGroups } from './slot-groups';
+import { dockerExecutorSlotGroups, k8sExecutorSlotGroups } from './slot-groups';
 import { wakeOnQueuedWork } from './work-signal';
 
 /** The app and its parsed configuration (parseEnv of that app). */
@@ -100,11 +100,6 @@ export async function startExecutorInstance(
     pingDocker: (timeoutMs) => pingDocker(env, timeoutMs),
     ...options.detection,
   });
-  if (app === 'k8s-executor' && types.includes('process')) {
-    log.info('process task runs on this k8s-executor get the default SLUICE_WORKER_SLOTS', {
-      slots: K8S_EXECUTOR_PROCESS_SLOTS,
-    });
-  }
   const docker = types.includes('docker') && app === 'docker-executor' ? createDockerClient(env) : null;
   const dockerOptions: DockerExecutorOptions | undefined =
     docker && app === 'docker-executor'

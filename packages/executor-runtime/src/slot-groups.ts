@@ -1,4 +1,4 @@
-import { vars, type DockerExecutorConfig, type K8sExecutorConfig } from '@sluice/config';
+import { type DockerExecutorConfig, type K8sExecutorConfig } from '@sluice/config';
 import { INLINE_SLOTS, type SlotGroupConfig } from '@sluice/instance';
 
 /**
@@ -20,24 +20,17 @@ export function dockerExecutorSlotGroups(config: DockerExecutorConfig): SlotGrou
 }
 
 /**
- * Slots of process task runs on a k8s-executor. SLUICE_WORKER_SLOTS is not
- * among the k8s-executor's variables (packages/config reads it for the server
- * only), so its documented default applies until it is.
- */
-export const K8S_EXECUTOR_PROCESS_SLOTS = Number(vars.SLUICE_WORKER_SLOTS.default ?? '8');
-
-/**
  * A k8s-executor: kubernetes has no per-instance limit and claims one task run
  * every K8S_EXECUTOR_JOB_WORKER_INTERVAL (SLUICE_K8S_MAX_JOBS per pool is
- * enforced inside the claim); process, when listed, has its own slots and the
- * instance's poll interval; inline has 64.
+ * enforced inside the claim); process, when listed, has SLUICE_WORKER_SLOTS and
+ * the instance's poll interval; inline has 64.
  */
 export function k8sExecutorSlotGroups(config: K8sExecutorConfig): SlotGroupConfig[] {
   return [
     {
       name: 'process',
       executorTypes: ['process'],
-      slots: K8S_EXECUTOR_PROCESS_SLOTS,
+      slots: config.instance.workerSlots,
       pollIntervalMs: config.instance.queuePollInterval,
     },
     {

@@ -40,4 +40,13 @@ describe('slot groups of the executor apps', () => {
       { name: 'inline', executorTypes: ['inline'], slots: 64 },
     ]);
   });
+
+  it('k8s-executor: SLUICE_WORKER_SLOTS sets its process slots', () => {
+    const config = parseEnv('k8s-executor', {
+      ...EXECUTOR,
+      K8S_EXECUTOR_OWNER_ID: 'blue-0',
+      SLUICE_WORKER_SLOTS: '3',
+    });
+    expect(k8sExecutorSlotGroups(config)[0]).toMatchObject({ name: 'process', slots: 3 });
+  });
 });

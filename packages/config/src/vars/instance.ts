@@ -37,8 +37,8 @@ export const SLUICE_WORKER_SLOTS = defineVar({
   schema: int({ min: 0 }),
   default: '8',
   description:
-    'Process and docker task runs a standalone server runs at once (they share the slots); 0 claims none.',
-  apps: ['server'],
+    'Process and docker task runs a standalone server runs at once (they share the slots); on a k8s-executor whose SLUICE_EXECUTORS lists process, its process task runs. 0 claims none.',
+  apps: ['server', 'k8s-executor'],
 });
 
 export const SLUICE_STANDBY_RUNNERS = defineVar({
