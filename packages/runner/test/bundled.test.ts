@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { create } from 'tar';
 import { encodeRunnerAssignment } from '@sluice/protocol';
 import { FakeRunnerApi, taskSpec } from './support/fake-runner-api';
 
@@ -30,13 +31,35 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs one task run with the runner loaded from `bundleDir`; stdin is the assignment when `standby`. */
+/** A snapshot bundle holding data/greeting.txt ("hello"), as the server hands it out (tar.gz). */
+async function snapshotBundle(): Promise<Buffer> {
+  const source = join(dir, 'snapshot-source');
+  mkdirSync(join(source, 'data'), { recursive: true });
+  writeFileSync(join(source, 'data', 'greeting.txt'), 'hello\n');
+  const chunks: Buffer[] = [];
+  for await (const chunk of create({ cwd: source, gzip: true, portable: true }, ['data'])) {
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Runs one task run with the runner loaded from `bundleDir`: the task prints a
+ * file of its snapshot (extracted with the tar the bundle carries) and writes
+ * an output. stdin is the assignment when `standby`.
+ */
 async function runWith(bundleDir: string, standby = false) {
+  const snapshot = await snapshotBundle();
   const api = await new FakeRunnerApi(
     taskSpec({
-      task: { type: 'command', command: ['sh', '-c', 'echo hello; echo rows=7 >> "$SLUICE_OUTPUTS"'] },
+      task: {
+        type: 'command',
+        command: ['sh', '-c', 'cat data/greeting.txt; echo rows=7 >> "$SLUICE_OUTPUTS"'],
+      },
+      snapshot: { id: 'snap-1', size: snapshot.length },
     }),
   ).start();
+  api.snapshot = snapshot;
   apis.push(api);
   const vars = {
     SLUICE_API_URL: api.url,
