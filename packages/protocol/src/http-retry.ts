@@ -78,7 +78,9 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, retryAfterMs 
 const MAX_ERROR_MESSAGE_CHARS = 300;
 
 /** The `{error:{code,message}}` body of a failed answer, or nulls when it is something else. */
-export async function readErrorBody(res: Response): Promise<{ code: string | null; message: string | null }> {
+export async function readErrorBody(res: {
+  text(): Promise<string>;
+}): Promise<{ code: string | null; message: string | null }> {
   const text = await res.text().catch(() => '');
   try {
     const parsed = ApiError.safeParse(JSON.parse(text));
@@ -102,7 +104,8 @@ export function parseRetryAfter(value: string | null): number {
 
 /**
  * Errors that mean "no usable answer": connection refused or reset, DNS, per-attempt timeout, a cut
- * body. Checked by name, not instanceof: fetch's errors may come from another realm.
+ * body. Checked by name, not instanceof: fetch's errors may come from another realm, and
+ * node:http's are plain errors with a code.
  */
 export function isNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;

@@ -10,6 +10,7 @@ import {
   type RetryableFailure,
   type RetryPolicy,
 } from './http-retry';
+import { nodeHttpExchange, type HttpAnswer, type HttpExchange } from './http-exchange';
 import {
   FENCE_HEADER,
   HeartbeatResponse,
@@ -49,7 +50,8 @@ export interface RunnerClientOptions {
   apiUrl: string;
   runToken: string;
   taskRunId: string;
-  fetch?: typeof fetch;
+  /** How requests are sent; default node:http (http-exchange.ts says why not fetch). */
+  exchange?: HttpExchange;
   retry?: Partial<RunnerRetryPolicy>;
   /** Per-attempt limit of a JSON call; the snapshot download and uploads get `transferTimeoutMs`. */
   requestTimeoutMs?: number;
@@ -95,14 +97,12 @@ interface Attempt<T> {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
   /** Builds the body for one attempt; throws `NotResendable` when a one-shot stream was used up. */
-  body?: () => { body: FetchBody | Readable; headers: Record<string, string> };
+  body?: () => { body: string | Buffer | Readable; headers: Record<string, string> };
   timeoutMs: number;
   /** Reads a successful answer (2xx, or 404 when `notFoundIsNull`). */
-  read: (res: Response) => Promise<T>;
+  read: (res: HttpAnswer) => Promise<T>;
   notFoundIsNull?: boolean;
 }
-
-type FetchBody = NonNullable<RequestInit['body']>;
 
 class NotResendable extends Error {}
 
@@ -110,7 +110,7 @@ export class RunnerClient {
   readonly taskRunId: string;
   private readonly apiUrl: string;
   private readonly runToken: string;
-  private readonly fetchImpl: typeof fetch;
+  private readonly exchange: HttpExchange;
   private readonly retry: RunnerRetryPolicy;
   private readonly requestTimeoutMs: number;
   private readonly transferTimeoutMs: number;
@@ -120,7 +120,7 @@ export class RunnerClient {
     this.apiUrl = options.apiUrl.replace(/\/+$/, '');
     this.runToken = options.runToken;
     this.taskRunId = options.taskRunId;
-    this.fetchImpl = options.fetch ?? fetch;
+    this.exchange = options.exchange ?? nodeHttpExchange;
     this.retry = { ...DEFAULT_RUNNER_RETRY, ...options.retry };
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.transferTimeoutMs = options.transferTimeoutMs ?? 600_000;
@@ -303,7 +303,7 @@ export class RunnerClient {
       const detail = `${previous?.detail ?? 'failed'}; not retried: the body stream was used up`;
       throw new RunnerApiError(call, previous?.status ?? null, previous?.code ?? null, detail);
     }
-    const init: RequestInit & { duplex?: 'half' } = {
+    const res = await this.exchange(this.apiUrl + attempt.path, {
       method: attempt.method,
       headers: {
         authorization: `Bearer ${this.runToken}`,
@@ -311,18 +311,9 @@ export class RunnerClient {
         'user-agent': 'sluice-runner',
         ...body?.headers,
       },
+      body: body?.body,
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    };
-    if (body) {
-      if (body.body instanceof Readable) {
-        // undici streams an async iterable body; it must be told the request is half-duplex.
-        init.body = body.body as unknown as FetchBody;
-        init.duplex = 'half';
-      } else {
-        init.body = body.body;
-      }
-    }
-    const res = await this.fetchImpl(this.apiUrl + attempt.path, init);
+    });
     if (res.ok || (res.status === 404 && attempt.notFoundIsNull)) {
       try {
         return { done: true, value: await attempt.read(res) };

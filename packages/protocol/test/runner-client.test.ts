@@ -42,7 +42,17 @@ interface Received {
 }
 
 /** Answers each call with the next scripted reply for its path (the last one repeats). */
-type Reply = { status: number; json?: unknown; raw?: Buffer; destroy?: boolean };
+type Reply = {
+  status: number;
+  json?: unknown;
+  raw?: Buffer;
+  /** Close the connection without an answer. */
+  destroy?: boolean;
+  /** Send the status and half of a JSON body that claims more, then close. */
+  cut?: boolean;
+  /** Answer only after this long. */
+  stallMs?: number;
+};
 
 let server: Server;
 let baseUrl: string;
@@ -64,6 +74,21 @@ beforeAll(async () => {
         { status: 404, json: { error: { code: 'not_found', message: 'no route' } } },
       ];
       const reply = list.length > 1 ? list.shift()! : list[0]!;
+      if (reply.stallMs) {
+        const timer = setTimeout(() => res.writeHead(reply.status).end('{}'), reply.stallMs);
+        res.on('close', () => clearTimeout(timer));
+        return;
+      }
+      if (reply.cut) {
+        const body = JSON.stringify(reply.json ?? {});
+        res.writeHead(reply.status, {
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+        });
+        res.write(body.slice(0, Math.floor(body.length / 2)));
+        setTimeout(() => req.socket.destroy(), 20);
+        return;
+      }
       if (reply.destroy) {
         req.socket.destroy();
         return;
@@ -131,6 +156,42 @@ test('5xx, 429 and a dropped connection are retried until an answer arrives', as
 
   await expect(client(3).heartbeat()).resolves.toEqual({ cancel: true });
   expect(received).toHaveLength(5);
+});
+
+test('an answer cut short is retried, never read as a short body', async () => {
+  script(runnerPaths.spec(TASK_RUN), { status: 200, json: spec, cut: true }, { status: 200, json: spec });
+
+  await expect(client().getSpec()).resolves.toEqual(spec);
+  expect(received).toHaveLength(2);
+});
+
+test('a call that gets no answer within its timeout is retried, then reported as timed out', async () => {
+  script(runnerPaths.spec(TASK_RUN), { status: 200, stallMs: 5_000 });
+  const c = new RunnerClient({
+    apiUrl: baseUrl,
+    runToken: TOKEN,
+    taskRunId: TASK_RUN,
+    requestTimeoutMs: 50,
+    retry: { maxElapsedMs: 300, initialDelayMs: 10, maxDelayMs: 20 },
+  });
+
+  const error = await c.getSpec().catch((e) => e);
+  expect(error).toBeInstanceOf(RunnerApiError);
+  expect(error.message).toMatch(/^runner API getSpec: no answer \(timed out\); gave up after \d+ attempts/);
+  expect(received.length).toBeGreaterThan(1);
+});
+
+test("the caller's abort ends a call at once and is not retried", async () => {
+  script(runnerPaths.heartbeat(TASK_RUN), { status: 200, stallMs: 5_000 });
+  const stop = new AbortController();
+  const call = client(3).heartbeat({ signal: stop.signal });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const started = Date.now();
+  stop.abort();
+
+  await expect(call).rejects.toBeTruthy();
+  expect(Date.now() - started).toBeLessThan(1_000);
+  expect(received).toHaveLength(1);
 });
 
 test('a server that stays down makes the call give up naming the call and the status', async () => {
