@@ -24,9 +24,9 @@ const SAMPLE_SPEC: RunnerTaskSpec = {
  * Runs once, in a standby runner, what the first moments of a task run need
  * and Node loads or compiles only on first use: the runner client's first
  * request (node:http's client and parser) and its parsing of a spec (zod
- * compiles a schema on its first parse). It
- * talks to a throwaway runner API of its own on 127.0.0.1, so nothing leaves
- * the host and no token is involved. Best effort: false when it failed, and
+ * compiles a schema on its first parse). It talks to a throwaway runner API
+ * of its own on 127.0.0.1, so nothing leaves the host and no token is
+ * involved. Best effort: false when it failed, and
  * the task run then simply pays these costs itself.
  */
 export async function warmUp(timeoutMs = 5_000): Promise<boolean> {
