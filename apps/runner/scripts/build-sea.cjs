@@ -42,6 +42,9 @@ function bundle(bundlePath) {
     target: 'node20',
     format: 'cjs',
     conditions: ['source'],
+    // main.ts loads the runner through @sluice/runner/bundled (a bundle with a
+    // code cache, for plain Node); the SEA imports it statically instead.
+    alias: { '@sluice/runner/bundled': path.join(appDir, 'src', 'sea-runner.ts') },
     outfile: bundlePath,
     logLevel: 'warning',
     legalComments: 'none',

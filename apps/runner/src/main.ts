@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import {
-  locateSelfContainedRunner,
-  runExecCommand,
-  runnerInstall,
-  RunnerInstallUnavailableError,
-} from '@sluice/runner';
+// Under plain Node (the runner image's `sluice`, used by images with
+// inject_runner: false) this loads the bundle with its code cache that the
+// runner package's build writes (@sluice/runner/bundled says why). The
+// self-contained build swaps it for sea-runner.ts: its code cache is built in.
+import { loadRunner } from '@sluice/runner/bundled';
 
 const USAGE = `Usage: sluice <command>
 
@@ -45,7 +44,7 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
         io.stdout(USAGE);
         return 0;
       }
-      return runExecCommand({ env: io.env, stderr: io.stderr, args });
+      return loadRunner().runner.runExecCommand({ env: io.env, stderr: io.stderr, args });
     case 'runner-install':
       return install(args[0], io);
     case 'help':
@@ -63,6 +62,7 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
 }
 
 async function install(targetDir: string | undefined, io: MainIo): Promise<number> {
+  const { locateSelfContainedRunner, runnerInstall, RunnerInstallUnavailableError } = loadRunner().runner;
   if (!targetDir) {
     io.stderr(`sluice runner-install: the target directory is required\n\n${USAGE}`);
     return 2;
