@@ -25,6 +25,14 @@ describe('migrated schema matches schema.prisma', () => {
     await db.drop();
   });
 
+  it('compares task ids byte by byte (COLLATE "C", which schema.prisma cannot express)', async () => {
+    const { rows } = await c.query(
+      `SELECT collation_name FROM information_schema.columns
+       WHERE table_schema = 'public' AND table_name = 'task_runs' AND column_name = 'task_id'`,
+    );
+    expect(rows).toEqual([{ collation_name: 'C' }]);
+  });
+
   it('has exactly the tables of the models', async () => {
     const { rows } = await c.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' ORDER BY 1`,
