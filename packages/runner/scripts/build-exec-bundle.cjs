@@ -33,23 +33,19 @@ require('esbuild').buildSync({
 
 // The cache is taken in a fresh process after the bundle's top level has run,
 // so it holds what a runner compiles while loading, in the form V8 of this
-// Node.js accepts. loadRunner is the loader the runner uses, from dist.
+// Node.js accepts. runBundle and loadRunner are the runner's own loader (dist).
+const loader = path.join(packageDir, 'dist', 'bundled.js');
 const makeCache = `
-const fs = require('node:fs');
-const { Script } = require('node:vm');
-const { wrap, createRequire } = require('node:module');
-const file = ${JSON.stringify(bundlePath)};
-const script = new Script(wrap(fs.readFileSync(file, 'utf8')), { filename: file });
-const module = { exports: {} };
-script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, ${JSON.stringify(outDir)});
-if (typeof module.exports.runExecCommand !== 'function') throw new Error('the bundle does not export runExecCommand');
-fs.writeFileSync(${JSON.stringify(cachePath)}, script.createCachedData());
+const { runBundle } = require(${JSON.stringify(loader)});
+const { exports, script } = runBundle(${JSON.stringify(bundlePath)});
+if (typeof exports.runExecCommand !== 'function') throw new Error('the bundle does not export runExecCommand');
+require('node:fs').writeFileSync(${JSON.stringify(cachePath)}, script.createCachedData());
 `;
 execFileSync(process.execPath, ['-e', makeCache], {
   stdio: ['ignore', 'inherit', 'inherit'],
   env: { PATH: process.env.PATH ?? '' },
 });
-const { runner, from } = require(path.join(packageDir, 'dist', 'bundled.js')).loadRunner(outDir);
+const { runner, from } = require(loader).loadRunner(outDir);
 if (from !== 'bundle+cache' || typeof runner.runExecCommand !== 'function') {
   throw new Error(`build-exec-bundle: the runner loaded from ${from}, not from its bundle and cache`);
 }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire, wrap } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import type * as Runner from './index';
 
@@ -34,6 +34,20 @@ export function loadRunner(dir: string = RUNNER_BUNDLE_DIR): LoadedRunner {
     return { runner: require('./index') as typeof Runner, from: 'modules' };
   }
   const cachedData = readIfPresent(file + RUNNER_CODE_CACHE_SUFFIX);
+  // Not destructured as `exports`: that name is this CommonJS module's own.
+  const { exports: runner, script } = runBundle(file, cachedData);
+  return {
+    runner: runner as typeof Runner,
+    from: cachedData && !script.cachedDataRejected ? 'bundle+cache' : 'bundle',
+  };
+}
+
+/**
+ * Compiles and runs a CommonJS bundle as Node would load it, with `cachedData`
+ * as V8's code cache when given. The build makes the cache from the returned
+ * script once the bundle has run (scripts/build-exec-bundle.cjs).
+ */
+export function runBundle(file: string, cachedData?: Buffer): { exports: unknown; script: Script } {
   const script = new Script(wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
   const moduleWrapper = script.runInThisContext() as (
     exports: unknown,
@@ -43,11 +57,8 @@ export function loadRunner(dir: string = RUNNER_BUNDLE_DIR): LoadedRunner {
     dirname: string,
   ) => void;
   const module = { exports: {} as unknown };
-  moduleWrapper.call(module.exports, module.exports, createRequire(file), module, file, dir);
-  return {
-    runner: module.exports as typeof Runner,
-    from: cachedData && !script.cachedDataRejected ? 'bundle+cache' : 'bundle',
-  };
+  moduleWrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  return { exports: module.exports, script };
 }
 
 function readIfPresent(path: string): Buffer | undefined {
