@@ -35,7 +35,6 @@ export interface ProcessExecutorOptions {
 interface LocalRunner {
   taskRunId: string;
   proc: RunnerProcess;
-  exited: boolean;
   killTimer: NodeJS.Timeout | null;
   /** cancel() stopped it: its outcome says so (see ExecutorOutcome.cancelled). */
   cancelled: boolean;
@@ -135,14 +134,14 @@ export class ProcessExecutor implements Executor {
   /** SIGTERM to the runner, which stops the task with its own grace; SIGKILL to the runner's group after killAfterMs. */
   async cancel(handle: TaskRunHandle): Promise<void> {
     const runner = this.local.get(handle.taskRunId);
-    if (!runner || runner.exited) return;
+    if (!runner || runner.proc.hasExited) return;
     runner.cancelled = true;
     this.stop(runner);
   }
 
   async status(handle: TaskRunHandle): Promise<ExecutorStatus> {
     const runner = this.local.get(handle.taskRunId);
-    if (runner) return runner.exited ? 'exited' : 'running';
+    if (runner) return runner.proc.hasExited ? 'exited' : 'running';
     // Not started by this process: a live pid may belong to anything by now, so only "gone" is certain.
     const pid = parsePidRef(handle.externalRef);
     if (pid === null) return 'unknown';
@@ -161,11 +160,11 @@ export class ProcessExecutor implements Executor {
   async shutdown(): Promise<void> {
     this.closed = true;
     const standbysGone = this.standbys?.close() ?? Promise.resolve();
-    const live = [...this.local.values()].filter((r) => !r.exited);
+    const live = [...this.local.values()].filter((r) => !r.proc.hasExited);
     live.forEach((runner) => this.stop(runner));
     const allExited = Promise.all(live.map((r) => r.proc.exited));
     if (!(await settlesWithin(allExited, this.shutdownTimeoutMs))) {
-      const stubborn = live.filter((r) => !r.exited);
+      const stubborn = live.filter((r) => !r.proc.hasExited);
       stubborn.forEach((r) => r.proc.killGroup());
       await settlesWithin(Promise.all(stubborn.map((r) => r.proc.exited)), 1_000);
     }
@@ -210,10 +209,9 @@ export class ProcessExecutor implements Executor {
   }
 
   private track(taskRunId: string, proc: RunnerProcess, ctx: ExecutorContext): void {
-    const runner: LocalRunner = { taskRunId, proc, exited: false, killTimer: null, cancelled: false };
+    const runner: LocalRunner = { taskRunId, proc, killTimer: null, cancelled: false };
     this.local.set(taskRunId, runner);
     void proc.exited.then((o) => {
-      runner.exited = true;
       if (runner.killTimer) clearTimeout(runner.killTimer);
       ctx.log.debug('runner exited', { taskRunId, pid: proc.pid, exitCode: o.exitCode, signal: o.signal });
       // A slot came free: a standby may take it.
@@ -229,7 +227,7 @@ export class ProcessExecutor implements Executor {
   /** Local runners that have not exited: they hold slots. */
   private liveRunners(): number {
     let live = 0;
-    for (const runner of this.local.values()) if (!runner.exited) live += 1;
+    for (const runner of this.local.values()) if (!runner.proc.hasExited) live += 1;
     return live;
   }
 }
