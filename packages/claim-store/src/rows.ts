@@ -141,6 +141,14 @@ export type ClaimedTaskRunRow = Pick<
   | 'timeoutMs'
 >;
 
+/** A column list such as CLAIMED_TASK_RUN_COLUMNS with each name qualified by `alias`, for statements that join. */
+export function qualifiedColumns(columns: string, alias: string): string {
+  return columns
+    .split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+}
+
 /** The columns a claim returns, in SQL (see ClaimedTaskRunRow). */
 export const CLAIMED_TASK_RUN_COLUMNS =
   'id, execution_id, task_id, attempt, fence, executor_type, pool, executor, spec, timeout_ms';

@@ -1,4 +1,4 @@
-import { type DockerExecutorConfig, type K8sExecutorConfig } from '@sluice/config';
+import type { DockerExecutorConfig, K8sExecutorConfig } from '@sluice/config';
 import { INLINE_SLOTS, type SlotGroupConfig } from '@sluice/instance';
 
 /**

@@ -1,7 +1,12 @@
 import { Pool } from 'pg';
 import type { ExecutorType } from '@sluice/protocol';
 import { withTransaction, type Queryable } from '../db';
-import { CLAIMED_TASK_RUN_COLUMNS, toClaimedTaskRunRow, type ClaimedTaskRunRow } from '../rows';
+import {
+  CLAIMED_TASK_RUN_COLUMNS,
+  qualifiedColumns,
+  toClaimedTaskRunRow,
+  type ClaimedTaskRunRow,
+} from '../rows';
 
 export interface PerPoolLimit {
   executorType: ExecutorType;
@@ -26,7 +31,7 @@ export interface ClaimOptions {
 // nor take one row twice), and the UPDATE turns them into claims.
 // `state = 'QUEUED'` is written literally so the planner can match the partial
 // index task_runs_claim_idx; its key order equals the ORDER BY, so the scan
-// stops after $4 rows instead of sorting the whole backlog. The claim bumps
+// stops after the limit instead of sorting the whole backlog. The claim bumps
 // the fence: every later write of the holder carries it. It clears a waiting
 // reason such as no_instance_for_pool.
 // The claim answers only the columns a claimer needs (ClaimedTaskRunRow), in
@@ -43,9 +48,6 @@ export interface ClaimOptions {
 // 0 generic plans in 600 claims). With the limit known the generic plan is
 // the custom one — an ordered scan of task_runs_claim_idx that stops at the
 // limit, rows updated by primary key — and is used from the sixth call on.
-const RETURNED = CLAIMED_TASK_RUN_COLUMNS.split(', ')
-  .map((column) => `t.${column}`)
-  .join(', ');
 
 /** The end of both claim statements: turn the rows of CTE `picked` into claims and answer them in claim order. */
 function claimRows(picked: string): string {
@@ -54,7 +56,7 @@ function claimRows(picked: string): string {
   SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
   FROM ${picked} c
   WHERE t.id = c.id
-  RETURNING ${RETURNED}, t.available_at, t.created_at
+  RETURNING ${qualifiedColumns(CLAIMED_TASK_RUN_COLUMNS, 't')}, t.available_at, t.created_at
 )
 SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
 }

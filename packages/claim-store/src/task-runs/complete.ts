@@ -1,7 +1,7 @@
 import { StaleFenceError, type TaskRunReason } from '@sluice/protocol';
 import type { Queryable } from '../db';
 import { assertTaskRunId, TaskRunNotFoundError } from '../errors';
-import { ENDED_TASK_RUN_COLUMNS, toEndedTaskRunRow, type EndedTaskRunRow } from '../rows';
+import { ENDED_TASK_RUN_COLUMNS, qualifiedColumns, toEndedTaskRunRow, type EndedTaskRunRow } from '../rows';
 import { currentTaskRun } from './fence';
 import type { FencedRef } from './start';
 import { isActiveByKey } from './state-conditions';
@@ -39,9 +39,7 @@ SET state = c.state, reason = c.reason, exit_code = c.exit_code, error = c.error
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::int[], $6::text[])
      AS c(id, fence, state, reason, exit_code, error)
 WHERE t.id = c.id AND t.fence = c.fence AND ${isActiveByKey('t')}
-RETURNING ${ENDED_TASK_RUN_COLUMNS.split(', ')
-  .map((column) => `t.${column}`)
-  .join(', ')}`;
+RETURNING ${qualifiedColumns(ENDED_TASK_RUN_COLUMNS, 't')}`;
 
 /**
  * The holder ends its task run (DESIGN.md point 8):
