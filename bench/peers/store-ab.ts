@@ -18,6 +18,7 @@ import {
   completeTaskRuns,
   createPool,
   toClaimedTaskRunRow,
+  type ClaimedTaskRunRow,
 } from '@sluice/claim-store';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from './stats';
@@ -119,16 +120,14 @@ async function batched(pool: Pool, limit: number): Promise<number> {
   }
 }
 
-/** As drainWithStore, but claiming with LIMIT_PARAMETER_CLAIM_SQL. */
-async function limitParameter(pool: Pool, limit: number): Promise<number> {
+/** Claims one batch of at most `limit`; the drain below works the queue with it. */
+type ClaimBatch = (pool: Pool, limit: number) => Promise<ClaimedTaskRunRow[]>;
+
+/** `claim` then one completeTaskRuns per claimed batch, until the queue is empty. */
+async function drainClaimingWith(pool: Pool, limit: number, claim: ClaimBatch): Promise<number> {
   let n = 0;
   for (;;) {
-    const { rows } = await pool.query({
-      name: 'bench_limit_parameter_claim',
-      text: LIMIT_PARAMETER_CLAIM_SQL,
-      values: ['bench', ['process'], ['default'], limit],
-    });
-    const runs = rows.map(toClaimedTaskRunRow);
+    const runs = await claim(pool, limit);
     if (runs.length === 0) return n;
     const results = await completeTaskRuns(
       pool,
@@ -138,19 +137,26 @@ async function limitParameter(pool: Pool, limit: number): Promise<number> {
   }
 }
 
+const claimWithStore: ClaimBatch = (pool, limit) =>
+  claimTaskRuns(pool, { ownerId: 'bench', executorTypes: ['process'], pools: ['default'], limit });
+
+const claimWithLimitParameter: ClaimBatch = async (pool, limit) => {
+  const { rows } = await pool.query({
+    name: 'bench_limit_parameter_claim',
+    text: LIMIT_PARAMETER_CLAIM_SQL,
+    values: ['bench', ['process'], ['default'], limit],
+  });
+  return rows.map(toClaimedTaskRunRow);
+};
+
 /** The store as it is: claimTaskRuns + one completeTaskRuns per claimed batch, until the queue is empty. */
-export async function drainWithStore(pool: Pool, limit: number): Promise<number> {
-  let n = 0;
-  const claim = { ownerId: 'bench', executorTypes: ['process' as const], pools: ['default'], limit };
-  for (;;) {
-    const runs = await claimTaskRuns(pool, claim);
-    if (runs.length === 0) return n;
-    const results = await completeTaskRuns(
-      pool,
-      runs.map((r) => ({ taskRunId: r.id, fence: r.fence, state: 'SUCCEEDED' as const, exitCode: 0 })),
-    );
-    n += results.filter((r) => r.status === 'fulfilled').length;
-  }
+export function drainWithStore(pool: Pool, limit: number): Promise<number> {
+  return drainClaimingWith(pool, limit, claimWithStore);
+}
+
+/** As drainWithStore, but claiming with LIMIT_PARAMETER_CLAIM_SQL. */
+function limitParameter(pool: Pool, limit: number): Promise<number> {
+  return drainClaimingWith(pool, limit, claimWithLimitParameter);
 }
 
 const RUN: Record<Stage, (pool: Pool, limit: number) => Promise<number>> = {
