@@ -5,6 +5,7 @@ import {
   RunnerApiError,
   RunnerClient,
   RunnerTaskSpec,
+  type RunnerClientOptions,
   RunTokenRejectedError,
   StaleFenceError,
   FENCE_HEADER,
@@ -117,14 +118,19 @@ beforeEach(() => {
 
 const fastRetry = { maxElapsedMs: 2_000, initialDelayMs: 10, maxDelayMs: 50 };
 
-function client(fence?: number): RunnerClient {
+/** A client of the test server with quick retries; `overrides` change any option. */
+function clientWith(overrides: Partial<RunnerClientOptions>): RunnerClient {
   return new RunnerClient({
     apiUrl: `${baseUrl}/`,
     runToken: TOKEN,
     taskRunId: TASK_RUN,
     retry: fastRetry,
-    fence,
+    ...overrides,
   });
+}
+
+function client(fence?: number): RunnerClient {
+  return clientWith({ fence });
 }
 
 test('getSpec sends the run token and later writes carry the fence from the spec', async () => {
@@ -167,10 +173,7 @@ test('an answer cut short is retried, never read as a short body', async () => {
 
 test('a call that gets no answer within its timeout is retried, then reported as timed out', async () => {
   script(runnerPaths.spec(TASK_RUN), { status: 200, stallMs: 5_000 });
-  const c = new RunnerClient({
-    apiUrl: baseUrl,
-    runToken: TOKEN,
-    taskRunId: TASK_RUN,
+  const c = clientWith({
     requestTimeoutMs: 50,
     retry: { maxElapsedMs: 300, initialDelayMs: 10, maxDelayMs: 20 },
   });
@@ -196,13 +199,7 @@ test("the caller's abort ends a call at once and is not retried", async () => {
 
 test('a server that stays down makes the call give up naming the call and the status', async () => {
   script(runnerPaths.logs(TASK_RUN), { status: 502 });
-  const c = new RunnerClient({
-    apiUrl: baseUrl,
-    runToken: TOKEN,
-    taskRunId: TASK_RUN,
-    fence: 1,
-    retry: { maxElapsedMs: 200, initialDelayMs: 20, maxDelayMs: 40 },
-  });
+  const c = clientWith({ fence: 1, retry: { maxElapsedMs: 200, initialDelayMs: 20, maxDelayMs: 40 } });
 
   const error = await c
     .sendLogs([{ seq: 1, stream: 'stdout', line: 'x', ts: new Date().toISOString() }])
@@ -218,10 +215,8 @@ test('an unreachable server is reported as no answer', async () => {
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as AddressInfo).port;
   await new Promise((resolve) => closed.close(resolve));
-  const c = new RunnerClient({
+  const c = clientWith({
     apiUrl: `http://127.0.0.1:${port}`,
-    runToken: TOKEN,
-    taskRunId: TASK_RUN,
     retry: { maxElapsedMs: 100, initialDelayMs: 10, maxDelayMs: 20 },
   });
 
