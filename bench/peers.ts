@@ -88,7 +88,8 @@ export async function main(): Promise<void> {
     const systems: QueueSystem[] = [
       new SluiceSystem(sluiceUrl, 'limit 1'),
       new SluiceSystem(sluiceUrl, 'batch'),
-      new GraphileSystem(await createDb(pg.adminUrl, 'bench_peers_graphile')),
+      new GraphileSystem(await createDb(pg.adminUrl, 'bench_peers_graphile'), true),
+      new GraphileSystem(await createDb(pg.adminUrl, 'bench_peers_graphile_direct'), false),
       new PgBossSystem(await createDb(pg.adminUrl, 'bench_peers_pgboss')),
     ];
     const settings = await withAdmin(sluiceUrl, async (c) => {
@@ -106,7 +107,7 @@ export async function main(): Promise<void> {
     }
     if (N_LARGE > 0) {
       // The 100k case runs BENCH_ROUNDS_LARGE (1) time(s), at the highest C, without the
-      // limit-1 loop (the slowest shape, ~2 min alone), to keep a default run near 12 min.
+      // limit-1 loop (the slowest shape, ~2 min alone), to keep a default run near 13 min.
       const large = systems.filter((s) => s.name !== 'sluice (limit 1)');
       for (let r = 0; r < ROUNDS_LARGE; r++) {
         await drainCase(large, N_LARGE, Math.max(...CONCURRENCY), r, drains);

@@ -4,6 +4,9 @@
 // batched (completeJobBatchDelay 0: batch whatever is pending, add no wait),
 // prepared statements on (default), LISTEN/NOTIFY wake-up (built in) with the
 // default 2 s poll, pool of max(10, C + 2) as its docs advise.
+// Also run without the local queue (its default): each of the C workers then
+// fetches one job when it is free, which is how a Sluice instance claims
+// (only for free slots, DESIGN.md point 3) — the like-for-like comparison.
 import { Pool } from 'pg';
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import { installedVersion, now, sleep, waitForZero } from './stats';
@@ -13,21 +16,28 @@ const silent = new Logger(() => () => undefined);
 const TASK = 'noop';
 
 export class GraphileSystem implements QueueSystem {
-  readonly name = 'graphile-worker';
-  readonly settings = {
-    version: installedVersion('graphile-worker'),
-    concurrentJobs: 'C',
-    'localQueue.size': 'C + 1',
-    completeJobBatchDelay: 0,
-    pollInterval: 2000,
-    maxPoolSize: 'max(10, C + 2)',
-    preparedStatements: true,
-    enqueue: 'WorkerUtils.addJobs in chunks of 1000 (drain); addJob (latency)',
-  };
+  readonly name: string;
+  readonly settings: Record<string, unknown>;
   private utils!: WorkerUtils;
   private admin!: Pool;
 
-  constructor(private readonly url: string) {}
+  /** `localQueue`: fetch and lock C + 1 jobs ahead (its throughput advice) or fetch one per free worker. */
+  constructor(
+    private readonly url: string,
+    private readonly localQueue: boolean,
+  ) {
+    this.name = localQueue ? 'graphile-worker' : 'graphile-worker (no local queue)';
+    this.settings = {
+      version: installedVersion('graphile-worker'),
+      concurrentJobs: 'C',
+      'localQueue.size': localQueue ? 'C + 1' : 'off (one job per free worker)',
+      completeJobBatchDelay: 0,
+      pollInterval: 2000,
+      maxPoolSize: 'max(10, C + 2)',
+      preparedStatements: true,
+      enqueue: 'WorkerUtils.addJobs in chunks of 1000 (drain); addJob (latency)',
+    };
+  }
 
   async setup(): Promise<void> {
     this.utils = await makeWorkerUtils({ connectionString: this.url, logger: silent });
@@ -72,7 +82,7 @@ export class GraphileSystem implements QueueSystem {
           concurrentJobs: workers,
           maxPoolSize: poolSize,
           pollInterval: 2000,
-          localQueue: { size: workers + 1 },
+          ...(this.localQueue ? { localQueue: { size: workers + 1 } } : {}),
           completeJobBatchDelay: 0,
         },
       },

@@ -10,7 +10,7 @@ export interface Summary {
 }
 
 const SLUICE = ['sluice (limit 1)', 'sluice (batch)'];
-const PEERS = ['graphile-worker', 'pg-boss'];
+const PEERS = ['graphile-worker', 'graphile-worker (no local queue)', 'pg-boss'];
 
 const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : '–');
 
@@ -18,15 +18,17 @@ const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a 
 export function markdown(s: Summary): string {
   const systems = [...SLUICE, ...PEERS];
   const lines = [
-    `| N | C | rounds | ${systems.join(' | ')} | batch ÷ graphile | batch ÷ pg-boss | limit 1 ÷ graphile | limit 1 ÷ pg-boss |`,
-    `|---:|---:|---:|${systems.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+    `| N | C | rounds | ${systems.join(' | ')} | batch ÷ graphile | batch ÷ graphile (no local queue) | batch ÷ pg-boss | limit 1 ÷ graphile | limit 1 ÷ pg-boss |`,
+    `|---:|---:|---:|${systems.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`,
   ];
+  const [limit1, batch] = SLUICE;
+  const [graphile, graphileDirect, pgBoss] = PEERS;
   for (const d of s.drain) {
-    const j = d.jobsPerSecond;
+    const j = (system: string | undefined) => (system === undefined ? undefined : d.jobsPerSecond[system]);
     lines.push(
-      `| ${d.n} | ${d.workers} | ${d.rounds} | ${systems.map((x) => j[x] ?? '–').join(' | ')} | ` +
-        `${ratio(j[SLUICE[1]!], j[PEERS[0]!])} | ${ratio(j[SLUICE[1]!], j[PEERS[1]!])} | ` +
-        `${ratio(j[SLUICE[0]!], j[PEERS[0]!])} | ${ratio(j[SLUICE[0]!], j[PEERS[1]!])} |`,
+      `| ${d.n} | ${d.workers} | ${d.rounds} | ${systems.map((x) => j(x) ?? '–').join(' | ')} | ` +
+        `${ratio(j(batch), j(graphile))} | ${ratio(j(batch), j(graphileDirect))} | ${ratio(j(batch), j(pgBoss))} | ` +
+        `${ratio(j(limit1), j(graphile))} | ${ratio(j(limit1), j(pgBoss))} |`,
     );
   }
   lines.push('', '| system | jobs | p50 ms | p95 ms | p99 ms |', '|---|---:|---:|---:|---:|');

@@ -68,6 +68,27 @@ describe('idempotent claims', () => {
     await h.engine.cancelExecution(ex.id);
   });
 
+  it('twins with one key at once (a retry while the first call still runs) get the same task runs', async () => {
+    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
+    const body = { instanceId: 'exec-1', executorTypes: ['process'], pools: ['idem'], limit: 1 };
+    const [a, b] = await Promise.all([claimWithKey('twin-key', body), claimWithKey('twin-key', body)]);
+    expect(a).toHaveLength(1);
+    expect(b!.map((r) => [r.taskRunId, r.fence])).toEqual(a!.map((r) => [r.taskRunId, r.fence]));
+    const states = (await taskRunsOf(h.pool, ex.id)).map((r) => r.state).sort();
+    expect(states).toEqual(['QUEUED', 'STARTING']);
+    await h.engine.cancelExecution(ex.id);
+  });
+
+  it('a claim that found nothing leaves no record: its key claims again', async () => {
+    const body = { instanceId: 'exec-1', executorTypes: ['process'], pools: ['idem'], limit: 1 };
+    expect(await claimWithKey('empty-key', body)).toEqual([]);
+    const records = await h.pool.query("SELECT 1 FROM executor_claims WHERE idempotency_key = 'empty-key'");
+    expect(records.rowCount).toBe(0);
+    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
+    expect(await claimWithKey('empty-key', body)).toHaveLength(1);
+    await h.engine.cancelExecution(ex.id);
+  });
+
   it('the client retries a claim whose answer was lost with the same key, and gets the same task runs', async () => {
     const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
     const keys: string[] = [];

@@ -1,9 +1,9 @@
 import {
   claimTaskRuns,
+  claimTaskRunsRecorded,
   isActiveByKey,
   query,
   toTaskRunRow,
-  withTransaction,
   type Queryable,
   type ClaimedTaskRunRow,
   type TaskRunRow,
@@ -51,10 +51,9 @@ export async function claimIdempotently(
     replayed: true,
   });
 
-  const recorded = await recordedTaskRunIds(pool, req.instanceId, idempotencyKey);
-  if (recorded) return replay(recorded);
-
   if (claimOptions.perPoolLimits) {
+    const recorded = await recordedTaskRunIds(pool, req.instanceId, idempotencyKey);
+    if (recorded) return replay(recorded);
     // The per-pool limit serialises claimers in a transaction of its own (it
     // needs the Pool), so the record follows that transaction instead of being
     // part of it. A crash in between leaves the claimed task runs unrecorded:
@@ -69,27 +68,13 @@ export async function claimIdempotently(
     return { taskRuns: await mint(answer), replayed: false };
   }
 
-  // Claim and record in one transaction. The reserving INSERT is also the
-  // lock: a twin with the same key waits for it and then finds the record.
-  const claimed = await withTransaction(pool, async (tx) => {
-    const reserved = await query(
-      tx,
-      `INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids) VALUES ($1, $2, '{}')
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [req.instanceId, idempotencyKey],
-    );
-    if (reserved.rowCount === 0) return null;
-    const rows = await claimTaskRuns(tx, claimOptions);
-    await query(
-      tx,
-      rows.length === 0
-        ? 'DELETE FROM executor_claims WHERE instance_id = $1 AND idempotency_key = $2'
-        : 'UPDATE executor_claims SET task_run_ids = $3::uuid[] WHERE instance_id = $1 AND idempotency_key = $2',
-      rows.length === 0
-        ? [req.instanceId, idempotencyKey]
-        : [req.instanceId, idempotencyKey, rows.map((r) => r.id)],
-    );
-    return rows;
+  // Claim and record in one statement, one round trip. A repeat is not looked
+  // up first: repeats are rare (a lost answer), so the common call should not
+  // pay for the lookup. The repeat's claim is undone by its refused record
+  // (a twin still in flight is waited for) and the record answers it.
+  const claimed = await claimTaskRunsRecorded(pool, claimOptions, {
+    instanceId: req.instanceId,
+    idempotencyKey,
   });
   if (claimed) return { taskRuns: await mint(claimed), replayed: false };
   return replay((await recordedTaskRunIds(pool, req.instanceId, idempotencyKey)) ?? []);

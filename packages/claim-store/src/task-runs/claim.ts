@@ -49,23 +49,29 @@ export interface ClaimOptions {
 // the custom one — an ordered scan of task_runs_claim_idx that stops at the
 // limit, rows updated by primary key — and is used from the sixth call on.
 
-/** The end of both claim statements: turn the rows of CTE `picked` into claims and answer them in claim order. */
-function claimRows(picked: string): string {
+/** The UPDATE that turns the rows of CTE `picked` into claims, as CTE `claimed`. */
+function claimedCte(picked: string): string {
   return `claimed AS (
   UPDATE task_runs t
   SET state = 'STARTING', fence = t.fence + 1, owner_id = $1, claimed_at = now(), heartbeat_at = now(), reason = NULL
   FROM ${picked} c
   WHERE t.id = c.id
   RETURNING ${qualifiedColumns(CLAIMED_TASK_RUN_COLUMNS, 't')}, t.available_at, t.created_at
-)
-SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
+)`;
 }
 
-/** The claim of at most `limit` rows; $1 owner ID, $2 executor types, $3 pools. */
-export function claimTaskRunsSql(limit: number): string {
-  assertClaimLimit(limit);
-  return `
-WITH candidates AS (
+/** Every claim statement's answer: the claimed rows in claim order. */
+const CLAIM_ANSWER = `SELECT ${CLAIMED_TASK_RUN_COLUMNS} FROM claimed ORDER BY available_at, created_at, id`;
+
+/** The end of both claim statements: turn the rows of CTE `picked` into claims and answer them in claim order. */
+function claimRows(picked: string): string {
+  return `${claimedCte(picked)}
+${CLAIM_ANSWER}`;
+}
+
+/** The oldest claimable rows, at most `limit`, locked: CTE `candidates`; $2 executor types, $3 pools. */
+function candidatesCte(limit: number): string {
+  return `candidates AS (
   SELECT id FROM task_runs
   WHERE state = 'QUEUED'
     AND available_at <= now()
@@ -74,8 +80,33 @@ WITH candidates AS (
   ORDER BY available_at, created_at, id
   LIMIT ${limit}
   FOR UPDATE SKIP LOCKED
-),
+)`;
+}
+
+/** The claim of at most `limit` rows; $1 owner ID, $2 executor types, $3 pools. */
+export function claimTaskRunsSql(limit: number): string {
+  assertClaimLimit(limit);
+  return `
+WITH ${candidatesCte(limit)},
 ${claimRows('candidates')}`;
+}
+
+// The claim and its idempotency record (executor_claims, see
+// claimTaskRunsRecorded) in one statement: $4 instance ID, $5 idempotency key.
+// The record is a plain INSERT: when the key is already recorded it fails with
+// a unique violation, and the statement's claim is undone with it. A claim
+// that found nothing records nothing (HAVING), so idle polling adds no rows.
+// Prepared per limit for the reason given at the top.
+export function recordedClaimSql(limit: number): string {
+  assertClaimLimit(limit);
+  return `
+WITH ${candidatesCte(limit)},
+${claimedCte('candidates')},
+recorded AS (
+  INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids)
+  SELECT $4, $5, array_agg(id) FROM claimed HAVING count(*) > 0
+)
+${CLAIM_ANSWER}`;
 }
 
 function assertClaimLimit(limit: number): void {
@@ -134,6 +165,48 @@ export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<
     return rows.map(toClaimedTaskRunRow);
   }
   return claimWithPoolLimits(db, [opts.ownerId, opts.executorTypes, opts.pools, opts.limit], limits);
+}
+
+/** Where claimTaskRunsRecorded records what it claimed. */
+export interface ClaimRecord {
+  /** The claiming instance (executor_claims.instance_id). */
+  instanceId: string;
+  /** The claim call's Idempotency-Key. */
+  idempotencyKey: string;
+}
+
+/**
+ * claimTaskRuns (without perPoolLimits) that records the claimed ids in
+ * executor_claims under `record`, in the same statement: one round trip, and
+ * the claim exists exactly when its record does. Answers null, claiming
+ * nothing, when `record` is already there (a repeated call: the caller answers
+ * from the record). A twin in flight with the same key waits for this one's
+ * commit, then gets null. Run it outside a transaction: the refused record
+ * ends the statement with an error, which would abort one.
+ */
+export async function claimTaskRunsRecorded(
+  db: Queryable,
+  opts: Omit<ClaimOptions, 'perPoolLimits'>,
+  record: ClaimRecord,
+): Promise<ClaimedTaskRunRow[] | null> {
+  assertClaimLimit(opts.limit);
+  if (opts.executorTypes.length === 0) return [];
+  try {
+    const { rows } = await db.query({
+      name: `sluice_claim_task_runs_recorded_${opts.limit}`,
+      text: recordedClaimSql(opts.limit),
+      values: [opts.ownerId, opts.executorTypes, opts.pools, record.instanceId, record.idempotencyKey],
+    });
+    return rows.map(toClaimedTaskRunRow);
+  } catch (err) {
+    if (isRecordTaken(err)) return null;
+    throw err;
+  }
+}
+
+function isRecordTaken(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === 'executor_claims_pkey';
 }
 
 /**
