@@ -128,11 +128,16 @@ class Dispatcher {
   /** The no-op handler has ended: queue its completion; one flush at a time takes all that are pending. */
   private complete(run: ClaimedTaskRunRow): void {
     this.pending.push(run);
-    if (!this.flushing) void this.flush();
+    if (this.flushing) return;
+    this.flushing = true;
+    // A microtask later, not now: the handlers of one claimed batch end in the
+    // same tick, so all of them are pending by then and go out in one
+    // statement, instead of the first alone and the rest after it (A/B at
+    // C = 16: +3–10 %; setImmediate, which also waits for I/O, gained nothing).
+    queueMicrotask(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     while (this.pending.length > 0) {
       const batch = this.pending;
       this.pending = [];
