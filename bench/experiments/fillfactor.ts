@@ -22,9 +22,7 @@ export async function main(): Promise<void> {
       const rates = new Map<number, number[]>(FILLS.map((f) => [f, []]));
       for (let r = 0; r < ROUNDS; r++) {
         for (const fill of FILLS) {
-          const admin = createPool(url, { max: 1 });
-          await admin.query(`ALTER TABLE task_runs SET (fillfactor = ${fill})`);
-          await admin.end();
+          await withAdmin(url, (c) => c.query(`ALTER TABLE task_runs SET (fillfactor = ${fill})`));
           await queueTaskRuns(url, N);
           const pool = createPool(url, { max: 1 });
           try {

@@ -9,26 +9,28 @@ export interface Summary {
   store: StoreAbResult[];
 }
 
-const SLUICE = ['sluice (limit 1)', 'sluice (batch)'];
-const PEERS = ['graphile-worker', 'graphile-worker (no local queue)', 'pg-boss'];
+// The systems' names as they report them (SluiceSystem, GraphileSystem, PgBossSystem).
+const LIMIT_1 = 'sluice (limit 1)';
+const BATCH = 'sluice (batch)';
+const GRAPHILE = 'graphile-worker';
+const GRAPHILE_NO_LOCAL_QUEUE = 'graphile-worker (no local queue)';
+const PG_BOSS = 'pg-boss';
+const SYSTEMS = [LIMIT_1, BATCH, GRAPHILE, GRAPHILE_NO_LOCAL_QUEUE, PG_BOSS];
 
 const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : '–');
 
 /** The three tables of bench/README.md's peers section. */
 export function markdown(s: Summary): string {
-  const systems = [...SLUICE, ...PEERS];
   const lines = [
-    `| N | C | rounds | ${systems.join(' | ')} | batch ÷ graphile | batch ÷ graphile (no local queue) | batch ÷ pg-boss | limit 1 ÷ graphile | limit 1 ÷ pg-boss |`,
-    `|---:|---:|---:|${systems.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`,
+    `| N | C | rounds | ${SYSTEMS.join(' | ')} | batch ÷ graphile | batch ÷ graphile (no local queue) | batch ÷ pg-boss | limit 1 ÷ graphile | limit 1 ÷ pg-boss |`,
+    `|---:|---:|---:|${SYSTEMS.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`,
   ];
-  const [limit1, batch] = SLUICE;
-  const [graphile, graphileDirect, pgBoss] = PEERS;
   for (const d of s.drain) {
-    const j = (system: string | undefined) => (system === undefined ? undefined : d.jobsPerSecond[system]);
+    const j = d.jobsPerSecond;
     lines.push(
-      `| ${d.n} | ${d.workers} | ${d.rounds} | ${systems.map((x) => j(x) ?? '–').join(' | ')} | ` +
-        `${ratio(j(batch), j(graphile))} | ${ratio(j(batch), j(graphileDirect))} | ${ratio(j(batch), j(pgBoss))} | ` +
-        `${ratio(j(limit1), j(graphile))} | ${ratio(j(limit1), j(pgBoss))} |`,
+      `| ${d.n} | ${d.workers} | ${d.rounds} | ${SYSTEMS.map((x) => j[x] ?? '–').join(' | ')} | ` +
+        `${ratio(j[BATCH], j[GRAPHILE])} | ${ratio(j[BATCH], j[GRAPHILE_NO_LOCAL_QUEUE])} | ${ratio(j[BATCH], j[PG_BOSS])} | ` +
+        `${ratio(j[LIMIT_1], j[GRAPHILE])} | ${ratio(j[LIMIT_1], j[PG_BOSS])} |`,
     );
   }
   lines.push('', '| system | jobs | p50 ms | p95 ms | p99 ms |', '|---|---:|---:|---:|---:|');

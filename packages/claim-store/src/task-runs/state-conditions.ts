@@ -16,6 +16,6 @@ export function isActiveByKey(alias?: string): string {
 }
 
 /** `state = 'QUEUED'` for a keyed statement. */
-export function isQueuedByKey(alias?: string): string {
-  return `(${alias ? `${alias}.` : ''}state = 'QUEUED') IS TRUE`;
+export function isQueuedByKey(): string {
+  return `(state = 'QUEUED') IS TRUE`;
 }
