@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { claimTaskRuns, completeTaskRun, createPool, migrate } from '@sluice/claim-store';
+import { claimTaskRuns, completeTaskRun, createPool, migrate } from '@sluice/store';
 import { databaseUrl, startTestPostgres, withAdmin } from '@sluice/testing';
 import { queueTaskRuns } from './lib/queue';
 

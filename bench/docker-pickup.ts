@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createUserToken } from '@sluice/auth';
-import { migrate } from '@sluice/claim-store';
+import { migrate } from '@sluice/store';
 import {
   apiClient,
   baseEnv,

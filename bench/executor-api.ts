@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrate } from '@sluice/claim-store';
+import { migrate } from '@sluice/store';
 import { databaseUrl, freePort, startApp, startTestPostgres, withAdmin } from '@sluice/testing';
 import { queueTaskRuns } from './lib/queue';
 

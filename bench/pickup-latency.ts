@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createUserToken } from '@sluice/auth';
-import { migrate } from '@sluice/claim-store';
+import { migrate } from '@sluice/store';
 import { databaseUrl, freePort, startTestPostgres, withAdmin, type TestPostgres } from '@sluice/testing';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
 import { createUserToken } from '@sluice/auth';
-import { migrate } from '@sluice/claim-store';
+import { migrate } from '@sluice/store';
 import { parseEnv } from '@sluice/config';
 import { startExecutorInstance } from '@sluice/executor-runtime';
 import {

@@ -10,14 +10,14 @@ import {
   ENV_TEMPLATE,
   databaseUrl,
 } from '../packages/testing/src';
-import { migrate } from '../packages/claim-store/src/migrate';
+import { migrate } from '../packages/store/src/migrate';
 
 const TEMPLATE = 'sluice_template';
 
 // Tests load the claim store's Prisma client from src/generated (gitignored):
 // generate it when it is missing or older than the schema.
 function ensurePrismaClient(): void {
-  const dir = path.join(__dirname, '../packages/claim-store');
+  const dir = path.join(__dirname, '../packages/store');
   const client = path.join(dir, 'src/generated/prisma/client.ts');
   const schema = path.join(dir, 'prisma/schema.prisma');
   if (existsSync(client) && statSync(client).mtimeMs >= statSync(schema).mtimeMs) return;

@@ -2,7 +2,7 @@
 // claim and the completion, whose updates cannot be HOT but could then write
 // their new row version on the same page?
 // Run: node bench/run.cjs experiments/fillfactor
-import { createPool, migrate } from '@sluice/claim-store';
+import { createPool, migrate } from '@sluice/store';
 import { databaseUrl, startTestPostgres, withAdmin } from '@sluice/testing';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from '../peers/stats';

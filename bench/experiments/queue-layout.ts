@@ -9,7 +9,7 @@
 //            unique keys (fillfactor 70) so claim and completion can be HOT.
 // Run: node bench/run.cjs experiments/queue-layout
 import type { Pool } from 'pg';
-import { createPool, migrate } from '@sluice/claim-store';
+import { createPool, migrate } from '@sluice/store';
 import { databaseUrl, startTestPostgres, withAdmin } from '@sluice/testing';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from '../peers/stats';

@@ -1,4 +1,4 @@
-import { createPool } from '@sluice/claim-store';
+import { createPool } from '@sluice/store';
 
 /**
  * Replaces the queue with `count` QUEUED `process` task runs of one RUNNING

@@ -17,7 +17,7 @@ import {
   migrate,
   TASK_RUN_QUEUED_CHANNEL,
   type ClaimedTaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { queueTaskRuns } from '../lib/queue';
 import { now, sleep } from './stats';
 import type { QueueSystem } from './types';

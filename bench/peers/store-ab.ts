@@ -19,7 +19,7 @@ import {
   createPool,
   toClaimedTaskRunRow,
   type ClaimedTaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from './stats';
 

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { PrismaClient } from '@sluice/claim-store';
+import type { PrismaClient } from '@sluice/store';
 import type { Engine } from '@sluice/engine';
 import type { SecretKeyring } from '@sluice/secrets';
 

@@ -1,5 +1,5 @@
 import express, { Router, type ErrorRequestHandler, type Request } from 'express';
-import { TaskRunNotFoundError } from '@sluice/claim-store';
+import { TaskRunNotFoundError } from '@sluice/store';
 import { claimIdempotently, createDirectExecutorProtocol, type Engine } from '@sluice/engine';
 import type { Metrics } from '@sluice/observability';
 import {

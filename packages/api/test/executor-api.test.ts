@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { getTaskRun, readLogs } from '@sluice/claim-store';
+import { getTaskRun, readLogs } from '@sluice/store';
 import { createInternalApp } from '@sluice/api';
 import { getExecution, RunnerService } from '@sluice/engine';
 import {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import request from 'supertest';
 import { createUserToken, createRunToken } from '@sluice/auth';
-import { claimTaskRuns, createPool, createPrismaClient, type PrismaClient } from '@sluice/claim-store';
+import { claimTaskRuns, createPool, createPrismaClient, type PrismaClient } from '@sluice/store';
 import { DEFAULT_ENGINE_SETTINGS, Engine, RunnerService, type EngineSettings } from '@sluice/engine';
 import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';

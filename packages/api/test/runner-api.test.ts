@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createRunToken } from '@sluice/auth';
-import { getTaskRun, listTaskRunsOfExecution } from '@sluice/claim-store';
+import { getTaskRun, listTaskRunsOfExecution } from '@sluice/store';
 import { startApiHarness, putFlow, claimWithToken, JWT_SECRET, type ApiHarness } from './harness';
 
 let h: ApiHarness;

@@ -11,7 +11,7 @@ import {
   markRunning,
   type ClaimOptions,
   type ClaimedTaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { createRunToken } from '@sluice/auth';
 import {
   ClaimRequest,

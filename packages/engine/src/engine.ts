@@ -5,7 +5,7 @@ import {
   watchdogSweep,
   type CompleteResult,
   type CompleteTaskRun,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { StartSubflowRequest } from '@sluice/protocol';
 import { createExecutionIn, type CreateExecutionRequest } from './create-execution';
 import { NotFoundError } from './errors';

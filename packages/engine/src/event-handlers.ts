@@ -5,7 +5,7 @@ import {
   isActiveByKey,
   setOutputs,
   toTaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { emitEvent, type PendingEvent } from './events';
 import { afterTaskRunEnded, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import type { Queryable } from '@sluice/claim-store';
+import type { Queryable } from '@sluice/store';
 
 /** LISTEN/NOTIFY channel raised (on commit) whenever an event is written. */
 export const EVENTS_CHANNEL = 'sluice_events';

@@ -7,7 +7,7 @@ import {
   type Queryable,
   type ClaimedTaskRunRow,
   type TaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { ClaimRequest, type ClaimedTaskRun } from '@sluice/protocol';
 import { claimOptionsFor, toClaimedTaskRun, type DirectProtocolOptions } from './direct-protocol';
 import type { Engine } from './engine';

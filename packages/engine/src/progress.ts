@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { listTaskRunsOfExecution, type TaskRunRow } from '@sluice/claim-store';
+import { listTaskRunsOfExecution, type TaskRunRow } from '@sluice/store';
 import { emitEvent } from './events';
 import type { EngineSettings } from './settings';
 import {

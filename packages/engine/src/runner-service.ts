@@ -8,7 +8,7 @@ import {
   putArtifact,
   setOutputs,
   type TaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { verifyRunToken } from '@sluice/auth';
 import type {
   HeartbeatResponse,

@@ -1,4 +1,4 @@
-import type { Queryable } from '@sluice/claim-store';
+import type { Queryable } from '@sluice/store';
 import type { SecretKeyring } from '@sluice/secrets';
 
 export class MissingSecretError extends Error {

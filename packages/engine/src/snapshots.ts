@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import type { Queryable } from '@sluice/claim-store';
+import type { Queryable } from '@sluice/store';
 
 export interface SnapshotEntry {
   path: string;

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { getTaskRun, isActiveByKey } from '@sluice/claim-store';
+import { getTaskRun, isActiveByKey } from '@sluice/store';
 import { StaleFenceError, type StartSubflowRequest } from '@sluice/protocol';
 import { createExecutionIn } from './create-execution';
 import { NotFoundError } from './errors';

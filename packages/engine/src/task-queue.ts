@@ -4,7 +4,7 @@ import {
   getOutputsOfExecution,
   listTaskRunsOfExecution,
   type TaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { renderTemplates, resolveExecutor, type Task } from '@sluice/flows';
 import type { EngineSettings } from './settings';
 import type { ExecutionRecord } from './sql/executions';

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { withTransaction } from '@sluice/claim-store';
+import { withTransaction } from '@sluice/store';
 
 // Deadlock and serialization failures are safe to retry: the transaction
 // rolled back whole. They can happen when a completion (execution → task run

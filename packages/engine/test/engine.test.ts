@@ -1,5 +1,5 @@
 import { getExecution } from '@sluice/engine';
-import { claimTaskRuns, setOutputs } from '@sluice/claim-store';
+import { claimTaskRuns, setOutputs } from '@sluice/store';
 import { startEngine, succeed, type EngineHarness } from './harness';
 
 let h: EngineHarness;

@@ -6,7 +6,7 @@ import {
   listTaskRunsOfExecution,
   type ClaimedTaskRunRow,
   type TaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { parseFlow } from '@sluice/flows';
 import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';

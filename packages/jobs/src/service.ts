@@ -1,6 +1,6 @@
 import express from 'express';
 import type { Pool } from 'pg';
-import { createPool, migrate } from '@sluice/claim-store';
+import { createPool, migrate } from '@sluice/store';
 import type { JobsConfig } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import {

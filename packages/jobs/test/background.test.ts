@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { claimTaskRuns, createPool, type ClaimedTaskRunRow } from '@sluice/claim-store';
+import { claimTaskRuns, createPool, type ClaimedTaskRunRow } from '@sluice/store';
 import type { SchedulingSettings } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { createPool } from '@sluice/claim-store';
+import { createPool } from '@sluice/store';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { parseFlow } from '@sluice/flows';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { Router } from 'express';
 import { createInternalApp, createPublicApp } from '@sluice/api';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sluice/bootstrap';
-import { createPool, createPrismaClient, migrate, TASK_RUN_QUEUED_CHANNEL } from '@sluice/claim-store';
+import { createPool, createPrismaClient, migrate, TASK_RUN_QUEUED_CHANNEL } from '@sluice/store';
 import type { ServerConfig } from '@sluice/config';
 import { createDirectExecutorProtocol, DEFAULT_ENGINE_SETTINGS, Engine, RunnerService } from '@sluice/engine';
 import { createInstance, standaloneSlotGroups } from '@sluice/instance';

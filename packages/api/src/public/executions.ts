@@ -4,7 +4,7 @@ import {
   listTaskRunsOfExecution,
   servedPools,
   type TaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { getExecution } from '@sluice/engine';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { listInstances } from '@sluice/claim-store';
+import { listInstances } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { requireUser } from '../user-auth';
 

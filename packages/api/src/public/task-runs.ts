@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { getArtifact, getTaskRun, listArtifacts, readLogs } from '@sluice/claim-store';
+import { getArtifact, getTaskRun, listArtifacts, readLogs } from '@sluice/store';
 import { isTerminalTaskRunState } from '@sluice/protocol';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';

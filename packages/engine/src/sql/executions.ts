@@ -1,4 +1,4 @@
-import type { Queryable } from '@sluice/claim-store';
+import type { Queryable } from '@sluice/store';
 import type { ExecutionState } from '@sluice/protocol';
 import type { ExecutionDefinition } from '../definition';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { DEFAULT_MIGRATIONS_DIR, migrate, readMigrations } from '@sluice/claim-store';
+import { DEFAULT_MIGRATIONS_DIR, migrate, readMigrations } from '@sluice/store';
 
 async function migrationRows(url: string) {
   const c = new Client({ connectionString: url });

@@ -17,7 +17,7 @@ import {
   recordExternalRef,
   requestCancel,
   type ClaimedTaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { queueMany, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 const ACTIVE = 300;

@@ -1,7 +1,7 @@
 import { Client, Pool } from 'pg';
 import { StaleFenceError } from '@sluice/protocol';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { completeTaskRunWithEvent, createPool, getTaskRun } from '@sluice/claim-store';
+import { completeTaskRunWithEvent, createPool, getTaskRun } from '@sluice/store';
 import { claimOne, queueOne, seedExecution } from './fixtures';
 
 const EVENT = { kind: 'task_run.ended', channel: 'sluice_test_events' };

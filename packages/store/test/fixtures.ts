@@ -8,7 +8,7 @@ import {
   insertTaskRun,
   type ClaimedTaskRunRow,
   type TaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 
 /** An execution row for task runs to belong to (the engine writes these for real). */
 export async function seedExecution(pool: Pool): Promise<string> {

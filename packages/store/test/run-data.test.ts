@@ -12,7 +12,7 @@ import {
   readLogs,
   setOutputs,
   watchdogSweep,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { claimOne, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 const line = (seq: number, text = `line ${seq}`): LogLine => ({

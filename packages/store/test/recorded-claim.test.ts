@@ -1,4 +1,4 @@
-import { claimTaskRunsRecorded, createPool, type ClaimOptions } from '@sluice/claim-store';
+import { claimTaskRunsRecorded, createPool, type ClaimOptions } from '@sluice/store';
 import { queueMany, seedExecution, useStoreDatabase } from './fixtures';
 
 const CLAIM: Omit<ClaimOptions, 'perPoolLimits'> = {

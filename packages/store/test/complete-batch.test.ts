@@ -6,7 +6,7 @@ import {
   getTaskRun,
   heartbeatTaskRun,
   type CompleteResult,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { claimOne, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 const value = (r: PromiseSettledResult<CompleteResult> | undefined) => {

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { createPrismaClient, type PrismaClient } from '@sluice/claim-store';
+import { createPrismaClient, type PrismaClient } from '@sluice/store';
 
 describe('createPrismaClient', () => {
   let db: TestDatabase;

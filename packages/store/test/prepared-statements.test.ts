@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { claimTaskRuns, completeTaskRun, createPool, withTransaction } from '@sluice/claim-store';
+import { claimTaskRuns, completeTaskRun, createPool, withTransaction } from '@sluice/store';
 import { queueMany, seedExecution } from './fixtures';
 
 // The claim and completion go out as named statements unless the pool is made

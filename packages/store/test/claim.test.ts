@@ -4,7 +4,7 @@ import {
   createPool,
   getTaskRun,
   type ClaimedTaskRunRow,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { queueMany, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 describe('claimTaskRuns', () => {

@@ -15,7 +15,7 @@ import {
   recordExternalRef,
   requestCancel,
   watchdogSweep,
-} from '@sluice/claim-store';
+} from '@sluice/store';
 import { claimOne, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 describe('fenced writes', () => {

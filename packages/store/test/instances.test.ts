@@ -1,5 +1,5 @@
 import type { InstanceRegistration } from '@sluice/protocol';
-import { listInstances, registerInstance, servedPools, touchInstance } from '@sluice/claim-store';
+import { listInstances, registerInstance, servedPools, touchInstance } from '@sluice/store';
 import { useStoreDatabase } from './fixtures';
 
 const registration = (over: Partial<InstanceRegistration> = {}): InstanceRegistration => ({
