@@ -16,13 +16,15 @@ import {
  * "default"). A level replaces only the fields it sets, so a task can set
  * just `pool` and keep the flow's type and image.
  *
- * One refinement of "field by field": when a level sets `type`, fields
- * inherited from *lower* levels that the new type does not accept are
- * dropped, not reported. Those levels could not know a task would switch
- * type, and otherwise a flow with `{type: docker, image: ...}` could never
- * run one task with `executor: {type: process}`. A field set at the level
- * that chose the type, or above it, is the author's own mistake:
- * field_not_allowed at the path where it was written.
+ * The validator checks the merged block: a field its merged type does not
+ * accept is field_not_allowed, wherever it came from. A field written in the
+ * block that chose the type or a more specific one (or anywhere, when the
+ * type is the instance default) is reported where it is written. A field
+ * inherited from a less specific level than the one that chose the type (a
+ * namespace `service_account` under a task's `type: docker`) is reported at
+ * the block that chose the type, and the message names the level that set
+ * the field: those two blocks are what the author has to reconcile. resolveExecutor leaves such fields out,
+ * so an execution never hands an executor a field it cannot use.
  */
 
 export const INSTANCE_DEFAULT_EXECUTOR = {
@@ -51,14 +53,23 @@ interface Level {
   block: ExecutorBlock | undefined;
   /** Where the block is written, e.g. `tasks[2].executor`. */
   path: string;
+  /** How a message names the level; undefined for the task's own block. */
+  name: string | undefined;
+}
+
+interface Rejected {
+  field: ExecutorField;
+  level: Level;
+  /** Set at a less specific level than the one that chose the type. */
+  inherited: boolean;
 }
 
 interface Merged {
   resolved: ResolvedExecutor & { type: SelectableExecutorType };
   /** Path of the block that chose the type; undefined when it is the instance default. */
   typePath: string | undefined;
-  /** Fields set at or above the type's level that the type does not accept, with where they were set. */
-  rejected: { field: ExecutorField; path: string }[];
+  /** Fields the merged type does not accept, with the level that set them. */
+  rejected: Rejected[];
 }
 
 /** `levels` from most specific (task) to least (namespace). */
@@ -68,7 +79,7 @@ function merge(levels: readonly Level[]): Merged {
     typeLevel === -1
       ? INSTANCE_DEFAULT_EXECUTOR.type
       : (levels[typeLevel]?.block?.type as SelectableExecutorType);
-  // Levels at or above this index chose or accepted the type; fields set there must fit it.
+  // Levels at or before this index chose or accepted the type; fields from later levels are inherited.
   const chosenAt = typeLevel === -1 ? levels.length : typeLevel;
   const resolved: Record<string, unknown> = { type, pool: INSTANCE_DEFAULT_EXECUTOR.pool };
   const rejected: Merged['rejected'] = [];
@@ -77,7 +88,7 @@ function merge(levels: readonly Level[]): Merged {
     if (index === -1) continue;
     const level = levels[index] as Level;
     if (acceptsField(type, field)) resolved[field] = level.block?.[field];
-    else if (index <= chosenAt) rejected.push({ field, path: level.path });
+    else rejected.push({ field, level, inherited: index > chosenAt });
   }
   if (type !== 'process' && resolved.inject_runner === undefined) resolved.inject_runner = true;
   return {
@@ -94,9 +105,9 @@ function levelsOf(
   namespaceDefaults: ExecutorBlock | undefined,
 ): Level[] {
   return [
-    { block: isInlineTask(task) ? undefined : task.executor, path: taskPath },
-    { block: flowExecutor, path: FLOW_EXECUTOR_PATH },
-    { block: namespaceDefaults, path: NAMESPACE_EXECUTOR_PATH },
+    { block: isInlineTask(task) ? undefined : task.executor, path: taskPath, name: undefined },
+    { block: flowExecutor, path: FLOW_EXECUTOR_PATH, name: "the flow's executor" },
+    { block: namespaceDefaults, path: NAMESPACE_EXECUTOR_PATH, name: `${NAMESPACE_FILE} defaults.executor` },
   ];
 }
 
@@ -126,8 +137,9 @@ export function checkRawExecutorBlock(raw: unknown, path: string): ValidationIss
   return parsed.success ? checkExecutorBlock(parsed.data, path) : [];
 }
 
-function notAccepted(field: ExecutorField, type: SelectableExecutorType): string {
-  return `"${field}" is not accepted by the ${type} executor, which takes ${ACCEPTED_EXECUTOR_FIELDS[type].join(', ')}`;
+function notAccepted(field: ExecutorField, type: SelectableExecutorType, setBy?: string): string {
+  const origin = setBy === undefined ? '' : ` (set by ${setBy})`;
+  return `"${field}"${origin} is not accepted by the ${type} executor, which takes ${ACCEPTED_EXECUTOR_FIELDS[type].join(', ')}`;
 }
 
 /** Issues of one (code, path), the tasks they concern gathered into one message. */
@@ -180,8 +192,9 @@ function checkConnectorEndpoints(
 /**
  * The checks that need the merged executor of every task: image_required,
  * field_not_allowed for fields that meet an incompatible type from another
- * level, and the connector image/command each executor type needs. A problem
- * written once at flow or namespace level is reported once, naming its tasks.
+ * level (in either direction), and the connector image/command each
+ * executor type needs. A problem written once at flow or namespace level is
+ * reported once, naming its tasks.
  */
 export function validateFlowAgainstNamespace(
   flow: Flow,
@@ -201,13 +214,15 @@ export function mergedExecutorIssues(
     if (!task || isInlineTask(task)) return;
     const levels = levelsOf(task, taskExecutorPath(index), flowExecutor, namespaceDefaults);
     const { resolved, typePath, rejected } = merge(levels);
-    for (const { field, path } of rejected) {
-      if (path === typePath) continue; // a block contradicting its own type: checkExecutorBlock reported it
+    for (const { field, level, inherited } of rejected) {
+      if (level.path === typePath) continue; // a block contradicting its own type: checkExecutorBlock reported it
       const origin = typePath ? `its type is set at ${typePath}.type` : 'its type is the instance default';
+      // An inherited field is not written in the block that chose the type; point there, as image_required does.
+      const path = inherited && typePath ? `${typePath}.${field}` : `${level.path}.${field}`;
       groups.add(
         'field_not_allowed',
-        `${path}.${field}`,
-        `${notAccepted(field, resolved.type)}; ${origin}`,
+        path,
+        `${notAccepted(field, resolved.type, level.name)}; ${origin}`,
         task.id,
       );
     }
