@@ -111,3 +111,60 @@ describe('authentication', () => {
     expect(admin.status).toBe(200);
   });
 });
+
+describe('PUT flow validation: fields inherited into the merged executor block', () => {
+  async function putNamespaceYaml(namespace: string, yaml: string) {
+    const res = await request(h.publicApp)
+      .put(`/api/v1/namespaces/${namespace}/files/namespace.yaml`)
+      .set('Authorization', `Bearer ${h.adminToken}`)
+      .set('Content-Type', 'application/octet-stream')
+      .send(Buffer.from(yaml));
+    expect(res.status).toBe(200);
+  }
+
+  async function expectNotStored(namespace: string, flow: string) {
+    const stored = await request(h.publicApp)
+      .get(`/api/v1/namespaces/${namespace}/flows/${flow}`)
+      .set('Authorization', `Bearer ${h.adminToken}`);
+    expect(stored.status).toBe(404);
+  }
+
+  it("a namespace kubernetes service_account under a task's docker block is field_not_allowed naming namespace.yaml", async () => {
+    await putNamespaceYaml(
+      'inherit',
+      'defaults:\n  executor: { type: kubernetes, image: "etl:1", service_account: etl }\n',
+    );
+    const res = await putFlow(
+      h,
+      'inherit',
+      'f',
+      'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n    executor: { type: docker, image: busybox }\n',
+    );
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([
+      {
+        code: 'field_not_allowed',
+        path: 'tasks[0].executor.service_account',
+        message: expect.stringContaining(
+          '"service_account" (set by namespace.yaml defaults.executor) is not accepted by the docker executor',
+        ) as unknown as string,
+      },
+    ]);
+    await expectNotStored('inherit', 'f');
+  });
+
+  it("a flow-level pull under a task's kubernetes block is field_not_allowed naming the flow's executor", async () => {
+    const res = await putFlow(
+      h,
+      'inherit2',
+      'f',
+      'executor: { type: docker, image: alpine, pull: always }\ntasks:\n  - id: a\n    type: command\n    command: ["true"]\n    executor: { type: kubernetes }\n',
+    );
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ code: 'field_not_allowed', path: 'tasks[0].executor.pull' }),
+    ]);
+    expect(res.body.errors[0].message).toContain("(set by the flow's executor)");
+    await expectNotStored('inherit2', 'f');
+  });
+});
