@@ -66,7 +66,8 @@ export function acquireDataDirLock(dataDir: string, onStale?: (pid: number) => v
         );
       }
       // Taken again right after we removed a stale lock: another server is starting on this directory.
-      if (attempt > 0) throw new Error(`SLUICE_DATA_DIR ${resolve(dataDir)}: another server is starting on it`);
+      if (attempt > 0)
+        throw new Error(`SLUICE_DATA_DIR ${resolve(dataDir)}: another server is starting on it`);
       if (holder) onStale?.(holder.pid);
       rmSync(path, { force: true });
     }

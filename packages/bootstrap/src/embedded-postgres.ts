@@ -87,7 +87,8 @@ async function waitUntilReady(connectionString: string, supervisor: SupervisedPo
       const starting = code === 'ECONNREFUSED' || code === '57P03' || code === 'ECONNRESET';
       if (!starting) throw err;
     }
-    if (Date.now() > deadline) throw new Error(`PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -129,7 +130,9 @@ export async function startEmbeddedPostgres(opts: {
   try {
     const leftover = await stopLeftoverPostgres(pgDir);
     if (leftover) {
-      log(`stopped a leftover embedded PostgreSQL (PID ${leftover.pid}, ${leftover.signal}) of a server that is gone`);
+      log(
+        `stopped a leftover embedded PostgreSQL (PID ${leftover.pid}, ${leftover.signal}) of a server that is gone`,
+      );
     }
     const binaries = postgresBinaries();
     const user = postgresUser();
@@ -157,7 +160,8 @@ export async function startEmbeddedPostgres(opts: {
     let stopping = false;
     const ownLog = logFile.path;
     void running.exited.then((code) => {
-      if (!stopping) log(`embedded PostgreSQL exited unexpectedly (code ${code ?? 'unknown'}); see ${ownLog}`);
+      if (!stopping)
+        log(`embedded PostgreSQL exited unexpectedly (code ${code ?? 'unknown'}); see ${ownLog}`);
     });
     return {
       url: `${base}/sluice`,

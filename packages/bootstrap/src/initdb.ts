@@ -26,7 +26,9 @@ export function postgresUser(): PostgresUser | undefined {
   if (idOf('-u') === undefined) {
     try {
       execFileSync('groupadd', ['-f', 'postgres'], { stdio: 'pipe' });
-      execFileSync('useradd', ['-r', '-g', 'postgres', '-s', '/usr/sbin/nologin', 'postgres'], { stdio: 'pipe' });
+      execFileSync('useradd', ['-r', '-g', 'postgres', '-s', '/usr/sbin/nologin', 'postgres'], {
+        stdio: 'pipe',
+      });
     } catch (err) {
       throw new Error(
         `running as root, the embedded PostgreSQL needs a postgres user, and creating it failed: ${String(err)}`,

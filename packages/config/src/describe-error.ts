@@ -29,5 +29,6 @@ export function describeError(err: unknown): string {
     if (typeof message === 'string' && message) return message;
   }
   if (err === undefined || err === null) return `${String(err)} was thrown, without any message`;
-  return `a ${typeof err} was thrown: ${inspect(err, { depth: 4, breakLength: Infinity })}`;
+  const kind = typeof err === 'object' ? 'an object' : `a ${typeof err}`;
+  return `${kind} was thrown: ${inspect(err, { depth: 4, breakLength: Infinity })}`;
 }
