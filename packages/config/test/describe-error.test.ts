@@ -26,7 +26,9 @@ describe('describeError', () => {
     expect(describeError(undefined)).toBe('undefined was thrown, without any message');
     expect(describeError(null)).toBe('null was thrown, without any message');
     expect(describeError(1)).toBe('a number was thrown: 1');
-    expect(describeError({ code: 3, lines: ['a'] })).toBe("an object was thrown: { code: 3, lines: [ 'a' ] }");
+    expect(describeError({ code: 3, lines: ['a'] })).toBe(
+      "an object was thrown: { code: 3, lines: [ 'a' ] }",
+    );
     expect(describeError('')).toBe('an empty string was thrown');
   });
 });
