@@ -158,10 +158,9 @@ export async function startEmbeddedPostgres(opts: {
     await ensureDatabase(`${base}/postgres`);
     const running = supervisor;
     let stopping = false;
-    const ownLog = logFile.path;
     void running.exited.then((code) => {
       if (!stopping)
-        log(`embedded PostgreSQL exited unexpectedly (code ${code ?? 'unknown'}); see ${ownLog}`);
+        log(`embedded PostgreSQL exited unexpectedly (code ${code ?? 'unknown'}); see ${logFile.path}`);
     });
     return {
       url: `${base}/sluice`,
