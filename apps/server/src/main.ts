@@ -81,14 +81,13 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
-    const { ConfigError } = await import('@sluice/config');
+    const { ConfigError, describeError } = await import('@sluice/config');
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
       return 2;
     }
-    process.stderr.write(
-      `sluice ${command}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    process.stderr.write(`sluice ${command}: ${describeError(err)}\n`);
+    if (process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     return 1;
   }
 }

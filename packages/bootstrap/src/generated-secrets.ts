@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDataDir } from './data-dir';
 
 /** Secrets a standalone server generates for itself when none are configured. */
 export interface GeneratedSecrets {
@@ -24,7 +25,7 @@ export function loadOrCreateSecrets(dataDir: string): {
   path: string;
   created: boolean;
 } {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir);
   const path = join(dataDir, SECRETS_FILE);
   if (existsSync(path)) {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<GeneratedSecrets>;

@@ -32,3 +32,4 @@ export * as vars from './vars';
 export { stripControlPlaneEnv, CONTROL_PLANE_VARS } from './strip';
 export { formatVarsHelp } from './help';
 export * from './runner-env';
+export { describeError } from './describe-error';
