@@ -22,7 +22,10 @@ export class SecretMasker {
 
   constructor(secretValues: readonly string[]) {
     const forms = new Set<string>();
-    for (const value of secretValues) for (const form of formsOf(value)) forms.add(form);
+    for (const value of secretValues) {
+      if (value.length < MIN_MASKED_LENGTH) continue; // nor any form of it: see MIN_MASKED_LENGTH
+      for (const form of formsOf(value)) forms.add(form);
+    }
     this.forms = [...forms].filter((f) => f.length >= MIN_MASKED_LENGTH).sort((a, b) => b.length - a.length);
     this.pattern = this.forms.length ? new RegExp(this.forms.map(escapeRegExp).join('|'), 'g') : null;
   }

@@ -43,6 +43,7 @@ test('each line of a multi-line value is masked on its own', () => {
 test('the longest form wins, several secrets are masked, short values are left alone', () => {
   const masker = new SecretMasker(['abcd', 'abcdefgh', 'xyz']);
   expect(masker.mask('abcdefgh abcd xyz')).toBe('*** *** xyz');
+  expect(masker.mask(`base64 ${Buffer.from('xyz').toString('base64')}`)).toBe('base64 eHl6');
   expect('xyz'.length).toBeLessThan(MIN_MASKED_LENGTH);
   expect(new SecretMasker(['']).active).toBe(false);
   expect(new SecretMasker([]).mask('nothing to hide')).toBe('nothing to hide');
