@@ -3,6 +3,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyUserToken } from '@sluice/auth';
+import { loadOrCreateSecrets } from '@sluice/bootstrap';
 
 const SLUICE = join(__dirname, '..', '..', '..', 'bin', 'sluice.cjs');
 const SECRET = 'cli-test-secret-0123456789abcdef0123456789';
@@ -31,8 +32,10 @@ describe('the sluice entry point', () => {
     });
   });
 
-  it('token create without AUTH_JWT_SECRET uses (and creates, 0600) the standalone secret under SLUICE_DATA_DIR', () => {
+  it('token create without AUTH_JWT_SECRET uses (and keeps 0600) the standalone secret under SLUICE_DATA_DIR', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+    // It no longer creates one (that token would be rejected): a standalone server has started here.
+    loadOrCreateSecrets(dir);
     const r = sluice(['token', 'create', '--workspace', 'w', '--user', 'u', '--role', 'member'], {
       SLUICE_DATA_DIR: dir,
     });

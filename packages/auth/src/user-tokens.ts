@@ -18,6 +18,22 @@ export class AuthError extends Error {
   }
 }
 
+/** Lifetime of a user token when none is given. */
+export const DEFAULT_USER_TOKEN_LIFETIME = '30d';
+
+const LIFETIME_UNITS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
+/** The accepted `--expires` format, for help texts and error messages. */
+export const LIFETIME_FORMAT = 'a whole number and a unit: s, m, h, d or w (e.g. 90m, 12h, 30d, 52w)';
+
+/** `30d` → 2 592 000 (seconds); null when it is not LIFETIME_FORMAT or is zero. */
+export function parseTokenLifetime(text: string): number | null {
+  const match = /^([0-9]{1,9})([smhdw])$/.exec(text.trim());
+  if (!match) return null;
+  const seconds = Number(match[1]) * LIFETIME_UNITS[match[2] as keyof typeof LIFETIME_UNITS];
+  return seconds > 0 ? seconds : null;
+}
+
+/** Every user token expires: `expiresIn` is LIFETIME_FORMAT, 30 days by default. */
 export async function createUserToken(
   secret: string,
   claims: UserClaims,
@@ -29,7 +45,7 @@ export async function createUserToken(
     .setAudience(AUDIENCE)
     .setSubject(claims.user)
     .setIssuedAt()
-    .setExpirationTime(options.expiresIn ?? '30d')
+    .setExpirationTime(options.expiresIn ?? DEFAULT_USER_TOKEN_LIFETIME)
     .sign(deriveKey(secret, 'user'));
 }
 
@@ -39,6 +55,8 @@ export async function verifyUserToken(secret: string, token: string): Promise<Us
       issuer: ISSUER,
       audience: AUDIENCE,
       algorithms: ['HS256'],
+      // A token without exp would be valid forever; none that Sluice creates lacks one.
+      requiredClaims: ['exp'],
     });
     const role = payload.role;
     if (typeof payload.sub !== 'string' || typeof payload.workspace !== 'string') {
@@ -49,6 +67,9 @@ export async function verifyUserToken(secret: string, token: string): Promise<Us
   } catch (err) {
     if (err instanceof AuthError) throw err;
     if (err instanceof errors.JWTExpired) throw new AuthError('token expired');
+    if (err instanceof errors.JWTClaimValidationFailed && err.claim === 'exp') {
+      throw new AuthError('token has no expiry (exp); create a new one with sluice token create');
+    }
     throw new AuthError('invalid token');
   }
 }

@@ -24,3 +24,13 @@ export {
   type TemplateReference,
   type TemplateOccurrence,
 } from './templates';
+export {
+  nameProblem,
+  filePathProblem,
+  NAME_PATTERN,
+  NAME_MAX_LENGTH,
+  FILE_PATH_MAX_BYTES,
+  FILE_SEGMENT_MAX_BYTES,
+  type InputProblem,
+} from './names';
+export { MAX_YAML_DEPTH, MAX_YAML_ALIASES } from './yaml';

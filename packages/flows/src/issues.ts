@@ -6,6 +6,7 @@ import type { ValidationIssue } from '@sluice/protocol';
  */
 export const CODES = {
   yaml_syntax: 'the file is not valid YAML; the message carries line and column',
+  yaml_too_complex: 'YAML nested too deeply or with too many alias expansions (a resource-exhaustion guard)',
   required: 'a required field is missing',
   invalid_type: 'a field has the wrong type (string, number, list, mapping, ...)',
   invalid_value: 'a field has the right type but a value outside what it accepts',

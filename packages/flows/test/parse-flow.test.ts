@@ -153,6 +153,7 @@ describe('parseFlow errors, each with its exact path', () => {
     expect(Object.keys(CODES).sort()).toEqual(
       [
         'yaml_syntax',
+        'yaml_too_complex',
         'required',
         'invalid_type',
         'invalid_value',

@@ -52,6 +52,13 @@ export const RunnerTaskSpec = z.object({
   ]),
   /** Resolved environment of the task, secrets included. */
   env: z.record(z.string(), z.string()),
+  /**
+   * Every resolved secret value in this spec (e.g. the values of `env` entries
+   * that were `{ secret: name }`), so the runner can mask them in what it
+   * sends back (docs/secrets.md). Optional: a server that predates it sends
+   * none, and then nothing is masked.
+   */
+  secretValues: z.array(z.string()).optional(),
   timeoutMs: z.number().int().positive(),
   heartbeatIntervalMs: z.number().int().positive(),
   /** Grace between SIGTERM and SIGKILL on cancel. */

@@ -13,6 +13,8 @@ export class LineSplitter {
   constructor(
     private readonly maxBytes: number,
     private readonly emit: (line: string) => void,
+    /** Applied to a cut line's kept part before the marker (a secret may straddle the cut). */
+    private readonly maskCut: (kept: string) => string = (kept) => kept,
   ) {}
 
   push(chunk: Buffer): void {
@@ -40,7 +42,7 @@ export class LineSplitter {
     this.pending.push(part);
     this.pendingBytes += part.length;
     if (this.pendingBytes > this.maxBytes) {
-      this.emit(cutLine(Buffer.concat(this.pending), this.maxBytes));
+      this.emit(cutLine(Buffer.concat(this.pending), this.maxBytes, this.maskCut));
       this.reset();
       this.dropping = true;
     }
@@ -67,9 +69,9 @@ export function cutMarker(maxBytes: number): string {
   return ` [line cut: longer than ${maxBytes} bytes]`;
 }
 
-function cutLine(bytes: Buffer, maxBytes: number): string {
+function cutLine(bytes: Buffer, maxBytes: number, mask: (kept: string) => string): string {
   let end = maxBytes;
   // Step back over continuation bytes (10xxxxxx) so a multi-byte character is not split.
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString('utf8') + cutMarker(maxBytes);
+  return mask(bytes.subarray(0, end).toString('utf8')) + cutMarker(maxBytes);
 }

@@ -14,6 +14,8 @@ export interface LogShipperOptions {
   flushIntervalMs?: number;
   maxQueuedLines?: number;
   retryDelayMs?: number;
+  /** Applied to every line as it is written (the runner masks secret values with it). */
+  mask?: (line: string) => string;
 }
 
 /**
@@ -52,7 +54,8 @@ export class LogShipper {
 
   write(stream: LogStream, line: string): void {
     if (this.abandoned) return;
-    this.queue.push({ seq: this.nextSeq++, stream, line, ts: new Date().toISOString() });
+    const text = this.options.mask ? this.options.mask(line) : line;
+    this.queue.push({ seq: this.nextSeq++, stream, line: text, ts: new Date().toISOString() });
     if (this.timer && this.queue.length >= this.batchLines) this.kick();
     if (!this.paused && this.queue.length >= this.maxQueuedLines) {
       this.paused = true;

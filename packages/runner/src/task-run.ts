@@ -9,6 +9,7 @@ import { LogShipper } from './log-shipper';
 import { isOwnershipLost } from './ownership';
 import { createRunDirs, RunDirs, removeRunDirs } from './run-dirs';
 import { extractSnapshot } from './snapshot';
+import { SecretMasker } from './secret-masker';
 import { readMetrics, readOutputs } from './task-files';
 import { describeSpawnError, resolveTaskCommand } from './task-command';
 import { OutputStream, TaskExit, TaskProcess } from './task-process';
@@ -43,6 +44,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export class TaskRun {
   private readonly shipper: LogShipper;
+  /** Nothing the task could have printed leaves the runner without passing it (docs/secrets.md). */
+  private readonly masker: SecretMasker;
+  private readonly options: TaskRunOptions;
   private heartbeats: Heartbeats | null = null;
   private proc: TaskProcess | null = null;
   private stopReason: 'cancel' | 'timeout' | null = null;
@@ -54,11 +58,16 @@ export class TaskRun {
   constructor(
     private readonly spec: RunnerTaskSpec,
     private readonly client: RunnerClient,
-    private readonly options: TaskRunOptions,
+    options: TaskRunOptions,
   ) {
+    const masker = new SecretMasker(spec.secretValues ?? []);
+    this.masker = masker;
+    // Diagnostics carry error messages, which may quote what the task wrote.
+    this.options = { ...options, log: (message) => options.log(masker.mask(message)) };
     this.shipper = new LogShipper({
       send: (lines) => client.sendLogs(lines),
-      log: options.log,
+      log: this.options.log,
+      mask: (line) => masker.mask(line),
       onPressure: (paused) => (paused ? this.proc?.pauseOutput() : this.proc?.resumeOutput()),
       onOwnershipLost: (error) => this.onOwnershipLost(error),
       maxQueuedLines: options.maxQueuedLogLines,
@@ -131,9 +140,10 @@ export class TaskRun {
     }
 
     const maxLine = spec.limits.logLineMaxBytes;
+    const maskCut = (kept: string): string => this.masker.maskCut(kept);
     const splitters: Record<OutputStream, LineSplitter> = {
-      stdout: new LineSplitter(maxLine, (line) => this.shipper.write('stdout', line)),
-      stderr: new LineSplitter(maxLine, (line) => this.shipper.write('stderr', line)),
+      stdout: new LineSplitter(maxLine, (line) => this.shipper.write('stdout', line), maskCut),
+      stderr: new LineSplitter(maxLine, (line) => this.shipper.write('stderr', line), maskCut),
     };
     try {
       this.proc = await TaskProcess.spawn({
@@ -190,13 +200,21 @@ export class TaskRun {
     const outputs = await readOutputs(dirs.outputsFile, limits.outputValueMaxBytes);
     outputs.problems.forEach((problem) => this.shipper.write('system', problem));
     if (Object.keys(outputs.value).length > 0) {
-      await this.deliver('outputs', () => this.client.sendOutputs(outputs.value));
+      const masked = this.masker.maskRecord(outputs.value);
+      await this.deliver('outputs', () => this.client.sendOutputs(masked));
     }
 
     const metrics = await readMetrics(dirs.metricsFile);
     metrics.problems.forEach((problem) => this.shipper.write('system', problem));
-    for (let i = 0; i < metrics.value.length && !this.lostOwnership; i += METRICS_PER_BATCH) {
-      const batch = metrics.value.slice(i, i + METRICS_PER_BATCH);
+    const maskedMetrics = this.masker.active
+      ? metrics.value.map((m) => ({
+          ...m,
+          name: this.masker.mask(m.name),
+          tags: this.masker.maskRecord(m.tags),
+        }))
+      : metrics.value;
+    for (let i = 0; i < maskedMetrics.length && !this.lostOwnership; i += METRICS_PER_BATCH) {
+      const batch = maskedMetrics.slice(i, i + METRICS_PER_BATCH);
       await this.deliver('metrics', () => this.client.sendMetrics(batch));
     }
 
@@ -222,6 +240,7 @@ export class TaskRun {
 
   private async finish(outcome: Outcome): Promise<number> {
     const result = this.describe(outcome);
+    if (result.request.error) result.request.error = this.masker.mask(result.request.error);
     await this.startedReport;
     const undelivered = await this.shipper.close(this.options.finalFlushTimeoutMs);
     if (undelivered > 0) this.options.log(`${undelivered} log lines could not be delivered`);
