@@ -1,33 +1,25 @@
+import { filePathProblem, nameProblem } from '@sluice/flows';
 import { HttpError } from '../http-errors';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-/** Namespace, flow and secret names: one path segment of safe characters. */
+/**
+ * Namespace, flow and secret names. Express has percent-decoded the route
+ * parameter already, so `..%2Fx` arrives as `../x` and is refused here
+ * (rules: docs/input-validation.md).
+ */
 export function checkName(kind: string, value: string): string {
-  if (!NAME.test(value) || value.includes('..')) {
-    throw new HttpError(
-      400,
-      'invalid_name',
-      `${kind} "${value}" must be 1-128 letters, digits, '.', '_' or '-'`,
-    );
-  }
+  const problem = nameProblem(kind, value);
+  if (problem) throw new HttpError(400, problem.code, problem.message);
   return value;
 }
 
-/** A namespace file path: relative, '/'-separated, no '..', no empty segments. */
+/**
+ * A namespace file path. Express decodes each `*path` segment on its own, so a
+ * segment may itself hold an encoded '/' (`a%2F..%2Fx`): the segments are
+ * joined first and the whole decoded path is checked.
+ */
 export function checkFilePath(segments: string[] | string): string {
-  const parts = Array.isArray(segments) ? segments : segments.split('/');
-  const path = parts.join('/');
-  if (
-    parts.length === 0 ||
-    path.length > 512 ||
-    parts.some((p) => p === '' || p === '.' || p === '..' || p.includes('\\'))
-  ) {
-    throw new HttpError(
-      400,
-      'invalid_path',
-      `file path "${path}" must be relative, without '.', '..' or empty segments`,
-    );
-  }
+  const path = Array.isArray(segments) ? segments.join('/') : segments;
+  const problem = filePathProblem(path);
+  if (problem) throw new HttpError(400, problem.code, problem.message);
   return path;
 }
