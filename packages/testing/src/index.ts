@@ -4,3 +4,8 @@ export * from './processes';
 export * from './docker';
 export * from './docker-images';
 export * from './rootfs';
+export * from './docker-containers';
+export * from './eventually';
+export * from './io-fakes';
+export * from './in-memory-protocol';
+export * from './topology';

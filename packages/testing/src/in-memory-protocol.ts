@@ -10,6 +10,7 @@ import {
   type FencedTaskRunRef,
   type InstanceRegistration,
   type MarkStartedRequest,
+  type StartSubflowRequest,
   type TaskRunReason,
   type TaskRunState,
 } from '@sluice/protocol';
@@ -23,24 +24,53 @@ export interface StoredTaskRun {
   externalRef: string | null;
 }
 
+export interface InMemoryProtocolOptions {
+  /** Where completions are noted as `complete <id> <state> <reason>`, beside a test's other events. */
+  events?: string[];
+  /**
+   * What a write for a task run this fake never handed out does. `reject`
+   * (default): throws, as for an id the server does not know. `accept`: it is
+   * recorded and succeeds, for executor unit tests that hand claimed task runs
+   * to an executor directly (see `claimedRun`).
+   */
+  unknownTaskRuns?: 'reject' | 'accept';
+}
+
+const ENDED: readonly TaskRunState[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+const ACTIVE: readonly TaskRunState[] = ['STARTING', 'RUNNING'];
+
 /**
- * A test double of the executor protocol that keeps the server's rules: claims
- * take the oldest queued task runs of the requested types and pools up to the
- * limit and bump the fence; writes with an old fence, or to an ended task run,
- * throw StaleFenceError; a completion of an ended task run answers applied=false.
+ * An in-memory ExecutorProtocol that keeps the server's rules for the task
+ * runs it queued: claims take the oldest queued task runs of the requested
+ * types and pools up to the limit and bump the fence; writes with an old
+ * fence, or to an ended task run, throw StaleFenceError; a completion of an
+ * ended task run answers applied=false. It records what it was sent, for
+ * assertions on what an executor or instance reported.
  */
-export class InMemoryProtocol implements ExecutorProtocol {
+export class InMemoryExecutorProtocol implements ExecutorProtocol {
   readonly taskRuns = new Map<string, StoredTaskRun>();
   readonly registrations: InstanceRegistration[] = [];
   readonly claims: ClaimRequest[] = [];
   readonly completions: CompletionRequest[] = [];
+  readonly heartbeats: FencedTaskRunRef[] = [];
+  readonly logs: ExecutorLogBatch[] = [];
+  readonly subflows: StartSubflowRequest[] = [];
+  /** Task runs whose cancel was requested: heartbeats and cancelRequested say so. */
   readonly cancels = new Set<string>();
+  /** Every heartbeat answers cancel (a cancel requested for whatever runs). */
+  cancelOnHeartbeat = false;
   /** Runs inside every claim before it answers (to sample the instance's state). */
   onClaim: (request: ClaimRequest) => void = () => undefined;
   private next = 0;
+  private readonly events: string[];
+  private readonly acceptUnknown: boolean;
 
-  constructor(private readonly events: string[] = []) {}
+  constructor(options: InMemoryProtocolOptions = {}) {
+    this.events = options.events ?? [];
+    this.acceptUnknown = options.unknownTaskRuns === 'accept';
+  }
 
+  /** Queues a task run of `type` in `pool` and returns its id. */
   enqueue(type: ExecutorType, pool = 'default'): string {
     this.next += 1;
     const taskRunId = `tr-${this.next}`;
@@ -68,12 +98,19 @@ export class InMemoryProtocol implements ExecutorProtocol {
   /** What the runner's result post does: the task run ends with the runner's fence. */
   completeAsRunner(taskRunId: string, state: 'SUCCEEDED' | 'FAILED' | 'CANCELLED'): void {
     const stored = this.get(taskRunId);
-    stored.state = state;
+    if (stored) stored.state = state;
   }
 
   stateOf(taskRunId: string): Pick<StoredTaskRun, 'state' | 'reason' | 'error' | 'externalRef'> {
-    const { state, reason, error, externalRef } = this.get(taskRunId);
+    const stored = this.get(taskRunId);
+    if (!stored) throw new Error(`unknown task run ${taskRunId}`);
+    const { state, reason, error, externalRef } = stored;
     return { state, reason, error, externalRef };
+  }
+
+  /** The log lines reported for one task run, in the order they arrived. */
+  logLines(taskRunId: string): string[] {
+    return this.logs.filter((b) => b.taskRunId === taskRunId).flatMap((b) => b.lines.map((l) => l.line));
   }
 
   async register(registration: InstanceRegistration): Promise<void> {
@@ -97,25 +134,28 @@ export class InMemoryProtocol implements ExecutorProtocol {
   }
 
   async markStarted(request: MarkStartedRequest): Promise<void> {
-    this.checkWrite(request).externalRef = request.externalRef;
+    const stored = this.checkWrite(request);
+    if (stored) stored.externalRef = request.externalRef;
   }
 
   async heartbeat(ref: FencedTaskRunRef): Promise<{ cancel: boolean }> {
+    this.heartbeats.push(ref);
     this.checkWrite(ref);
-    return { cancel: this.cancels.has(ref.taskRunId) };
+    return { cancel: this.cancelOnHeartbeat || this.cancels.has(ref.taskRunId) };
   }
 
   async reportLogs(batch: ExecutorLogBatch): Promise<void> {
     this.checkWrite(batch);
+    this.logs.push(batch);
   }
 
   async complete(request: CompletionRequest): Promise<CompletionResponse> {
     this.completions.push(request);
     const stored = this.get(request.taskRunId);
+    if (!stored) return { applied: true, state: request.state };
     if (request.fence !== stored.fence) throw new StaleFenceError(request.taskRunId, request.fence);
     this.events.push(`complete ${request.taskRunId} ${request.state} ${request.reason ?? ''}`.trim());
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(stored.state))
-      return { applied: false, state: stored.state };
+    if (ENDED.includes(stored.state)) return { applied: false, state: stored.state };
     stored.state = request.state;
     stored.reason = request.reason ?? null;
     stored.error = request.error ?? null;
@@ -124,14 +164,15 @@ export class InMemoryProtocol implements ExecutorProtocol {
 
   async isStillRunning(taskRunId: string): Promise<boolean> {
     const state = this.taskRuns.get(taskRunId)?.state;
-    return state === 'STARTING' || state === 'RUNNING';
+    return state !== undefined && ACTIVE.includes(state);
   }
 
   async cancelRequested(taskRunIds: string[]): Promise<string[]> {
     return taskRunIds.filter((id) => this.cancels.has(id));
   }
 
-  async startSubflow(request: { taskRunId: string }): Promise<{ executionId: string }> {
+  async startSubflow(request: StartSubflowRequest): Promise<{ executionId: string }> {
+    this.subflows.push(request);
     return { executionId: `child-of-${request.taskRunId}` };
   }
 
@@ -140,17 +181,37 @@ export class InMemoryProtocol implements ExecutorProtocol {
     return new Promise((resolve) => setTimeout(() => resolve(false), Math.min(timeoutMs, 10)));
   }
 
-  private get(taskRunId: string): StoredTaskRun {
+  /** The stored task run; undefined only for an unknown one when unknown task runs are accepted. */
+  private get(taskRunId: string): StoredTaskRun | undefined {
     const stored = this.taskRuns.get(taskRunId);
-    if (!stored) throw new Error(`unknown task run ${taskRunId}`);
+    if (!stored && !this.acceptUnknown) throw new Error(`unknown task run ${taskRunId}`);
     return stored;
   }
 
-  private checkWrite(ref: FencedTaskRunRef): StoredTaskRun {
+  private checkWrite(ref: FencedTaskRunRef): StoredTaskRun | undefined {
     const stored = this.get(ref.taskRunId);
-    if (ref.fence !== stored.fence || !['STARTING', 'RUNNING'].includes(stored.state)) {
+    if (stored && (ref.fence !== stored.fence || !ACTIVE.includes(stored.state))) {
       throw new StaleFenceError(ref.taskRunId, ref.fence);
     }
     return stored;
   }
+}
+
+let claimedRuns = 0;
+
+/** A claimed task run as the server would hand it out, for executors tested without a protocol claim. */
+export function claimedRun(overrides: Partial<ClaimedTaskRun> = {}): ClaimedTaskRun {
+  claimedRuns += 1;
+  return {
+    taskRunId: `tr-${claimedRuns}`,
+    executionId: 'ex-1',
+    taskId: 'task',
+    attempt: 1,
+    fence: 1,
+    executor: { type: 'process', pool: 'default' },
+    timeoutMs: 60_000,
+    task: { type: 'command', command: ['true'] },
+    runToken: `run-token-${claimedRuns}`,
+    ...overrides,
+  };
 }
