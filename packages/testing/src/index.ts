@@ -9,3 +9,4 @@ export * from './eventually';
 export * from './io-fakes';
 export * from './in-memory-protocol';
 export * from './topology';
+export * from './executor-protocol-contract';
