@@ -77,6 +77,42 @@ export async function startServer(
 }
 
 /**
+ * `sluice server --standalone` (everything in one process: the embedded
+ * instance, the jobs and both APIs) on free loopback ports, against the given
+ * database.
+ */
+export async function startStandalone(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const [httpPort, internalPort] = [await freePort(), await freePort()];
+  const app = await startApp({
+    main: SLUICE,
+    args: ['server', '--standalone'],
+    env: {
+      ...baseEnv(),
+      SLUICE_DATABASE_URL: databaseUrl,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      SLUICE_MASTER_KEYS: MASTER_KEY,
+      HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
+      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
+      SLUICE_INSTANCE_ID: `e2e-${randomBytes(4).toString('hex')}`,
+      SLUICE_QUEUE_POLL_INTERVAL: '250ms',
+      PIPELINE_JOB_WATCHDOG_INTERVAL: '1s',
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    readyWhen: '"server started"',
+  });
+  return {
+    ...app,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
+    ports: { http: httpPort, internal: internalPort },
+  };
+}
+
+/**
  * An executor app (`sluice docker-executor` unless `command` says otherwise)
  * with the process executor, talking to the server's internal API.
  */
