@@ -4,7 +4,7 @@ import type { SchedulingSettings } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';
 import { startBackgroundJobs, type BackgroundJobs } from '../src/background';
-import { eventually, silentLogger, sleep } from '@sluice/testing';
+import { eventually, silentLogger } from '@sluice/testing';
 import { startJobsHarness, type JobsHarness } from './helpers';
 
 const scheduling: SchedulingSettings = {
