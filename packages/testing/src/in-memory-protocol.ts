@@ -1,4 +1,10 @@
 import {
+  ClaimRequest as ClaimRequestSchema,
+  CompletionRequest as CompletionRequestSchema,
+  ExecutorLogBatch as ExecutorLogBatchSchema,
+  FencedTaskRunRef as FencedTaskRunRefSchema,
+  InstanceRegistration as InstanceRegistrationSchema,
+  MarkStartedRequest as MarkStartedRequestSchema,
   StaleFenceError,
   type ClaimRequest,
   type ClaimedTaskRun,
@@ -19,7 +25,10 @@ export interface StoredTaskRun {
   run: Omit<ClaimedTaskRun, 'fence'>;
   state: TaskRunState;
   fence: number;
+  /** The instance whose claim holds it; null while queued. */
+  ownerId: string | null;
   reason: TaskRunReason | null;
+  exitCode: number | null;
   error: string | null;
   externalRef: string | null;
 }
@@ -41,9 +50,12 @@ const ACTIVE: readonly TaskRunState[] = ['STARTING', 'RUNNING'];
 
 /**
  * An in-memory ExecutorProtocol that keeps the server's rules for the task
- * runs it queued: claims take the oldest queued task runs of the requested
- * types and pools up to the limit and bump the fence; writes with an old
- * fence, or to an ended task run, throw StaleFenceError; a completion of an
+ * runs it queued (it passes the executor contract suite, as both real
+ * bindings do): requests are checked with the protocol's schemas; claims take
+ * the oldest queued task runs of the requested types and pools up to the
+ * limit and bump the fence; writes with an old fence, or to an ended task
+ * run, throw StaleFenceError (log lines with the current fence are still
+ * taken after the end, and a resent seq is kept once); a completion of an
  * ended task run answers applied=false. It records what it was sent, for
  * assertions on what an executor or instance reported.
  */
@@ -62,6 +74,9 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
   /** Runs inside every claim before it answers (to sample the instance's state). */
   onClaim: (request: ClaimRequest) => void = () => undefined;
   private next = 0;
+  /** The stored log lines per task run, by seq: the first copy of a seq wins. */
+  private readonly storedLines = new Map<string, Map<number, ExecutorLogBatch['lines'][number]>>();
+  private readonly waiters = new Set<(queued: boolean) => void>();
   private readonly events: string[];
   private readonly acceptUnknown: boolean;
 
@@ -70,15 +85,15 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
     this.acceptUnknown = options.unknownTaskRuns === 'accept';
   }
 
-  /** Queues a task run of `type` in `pool` and returns its id. */
-  enqueue(type: ExecutorType, pool = 'default'): string {
+  /** Queues a task run of `type` in `pool` and returns its id; waiting waitForWork calls answer true. */
+  enqueue(type: ExecutorType, pool = 'default', ids: { executionId?: string; taskId?: string } = {}): string {
     this.next += 1;
     const taskRunId = `tr-${this.next}`;
     this.taskRuns.set(taskRunId, {
       run: {
         taskRunId,
-        executionId: 'ex-1',
-        taskId: `task-${this.next}`,
+        executionId: ids.executionId ?? 'ex-1',
+        taskId: ids.taskId ?? `task-${this.next}`,
         attempt: 1,
         executor: { type, pool },
         timeoutMs: 60_000,
@@ -88,11 +103,23 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
       },
       state: 'QUEUED',
       fence: 0,
+      ownerId: null,
       reason: null,
+      exitCode: null,
       error: null,
       externalRef: null,
     });
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const resolve of waiters) resolve(true);
     return taskRunId;
+  }
+
+  /** Requests the cancel of every active task run of the execution, as a user's cancel does. */
+  cancelExecution(executionId: string): void {
+    for (const [id, stored] of this.taskRuns) {
+      if (stored.run.executionId === executionId && ACTIVE.includes(stored.state)) this.cancels.add(id);
+    }
   }
 
   /** What the runner's result post does: the task run ends with the runner's fence. */
@@ -102,10 +129,21 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
   }
 
   stateOf(taskRunId: string): Pick<StoredTaskRun, 'state' | 'reason' | 'error' | 'externalRef'> {
+    const { state, reason, error, externalRef } = this.stored(taskRunId);
+    return { state, reason, error, externalRef };
+  }
+
+  /** The task run as the fake stores it; throws for one it never queued. */
+  stored(taskRunId: string): StoredTaskRun {
     const stored = this.get(taskRunId);
     if (!stored) throw new Error(`unknown task run ${taskRunId}`);
-    const { state, reason, error, externalRef } = stored;
-    return { state, reason, error, externalRef };
+    return stored;
+  }
+
+  /** The log lines kept for a task run, in seq order, each seq once (as the server stores them). */
+  storedLogLines(taskRunId: string): Array<ExecutorLogBatch['lines'][number]> {
+    const lines = [...(this.storedLines.get(taskRunId)?.values() ?? [])];
+    return lines.sort((a, b) => a.seq - b.seq);
   }
 
   /** The log lines reported for one task run, in the order they arrived. */
@@ -114,10 +152,11 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
   }
 
   async register(registration: InstanceRegistration): Promise<void> {
-    this.registrations.push(registration);
+    this.registrations.push(InstanceRegistrationSchema.parse(registration));
   }
 
-  async claim(request: ClaimRequest): Promise<ClaimedTaskRun[]> {
+  async claim(input: ClaimRequest): Promise<ClaimedTaskRun[]> {
+    const request = ClaimRequestSchema.parse(input);
     this.claims.push(request);
     this.onClaim(request);
     const claimed: ClaimedTaskRun[] = [];
@@ -128,37 +167,48 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
       if (type !== 'inline' && !request.pools.includes(pool)) continue;
       stored.state = 'STARTING';
       stored.fence += 1;
+      stored.ownerId = request.instanceId;
       claimed.push({ ...stored.run, fence: stored.fence });
     }
     return claimed;
   }
 
-  async markStarted(request: MarkStartedRequest): Promise<void> {
+  async markStarted(input: MarkStartedRequest): Promise<void> {
+    const request = MarkStartedRequestSchema.parse(input);
     const stored = this.checkWrite(request);
     if (stored) stored.externalRef = request.externalRef;
   }
 
-  async heartbeat(ref: FencedTaskRunRef): Promise<{ cancel: boolean }> {
+  async heartbeat(input: FencedTaskRunRef): Promise<{ cancel: boolean }> {
+    const ref = FencedTaskRunRefSchema.parse(input);
     this.heartbeats.push(ref);
     this.checkWrite(ref);
     return { cancel: this.cancelOnHeartbeat || this.cancels.has(ref.taskRunId) };
   }
 
-  async reportLogs(batch: ExecutorLogBatch): Promise<void> {
-    this.checkWrite(batch);
-    this.logs.push(batch);
+  async reportLogs(input: ExecutorLogBatch): Promise<void> {
+    const batch = ExecutorLogBatchSchema.parse(input);
+    // The last lines of a task often arrive just after its completion: the fence decides, not the state.
+    this.checkWrite(batch, { ended: true });
+    this.logs.push(input);
+    const kept =
+      this.storedLines.get(batch.taskRunId) ?? new Map<number, ExecutorLogBatch['lines'][number]>();
+    for (const line of batch.lines) if (!kept.has(line.seq)) kept.set(line.seq, line);
+    this.storedLines.set(batch.taskRunId, kept);
   }
 
-  async complete(request: CompletionRequest): Promise<CompletionResponse> {
-    this.completions.push(request);
+  async complete(input: CompletionRequest): Promise<CompletionResponse> {
+    this.completions.push(input);
+    const request = CompletionRequestSchema.parse(input);
     const stored = this.get(request.taskRunId);
     if (!stored) return { applied: true, state: request.state };
     if (request.fence !== stored.fence) throw new StaleFenceError(request.taskRunId, request.fence);
     this.events.push(`complete ${request.taskRunId} ${request.state} ${request.reason ?? ''}`.trim());
     if (ENDED.includes(stored.state)) return { applied: false, state: stored.state };
     stored.state = request.state;
-    stored.reason = request.reason ?? null;
-    stored.error = request.error ?? null;
+    stored.reason = request.reason;
+    stored.exitCode = request.exitCode;
+    stored.error = request.error;
     return { applied: true, state: stored.state };
   }
 
@@ -176,9 +226,17 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
     return { executionId: `child-of-${request.taskRunId}` };
   }
 
-  /** No relay here: answers "nothing new" shortly, so callers fall back to their poll. */
+  /** True as soon as enqueue() queues a task run, false after `timeoutMs`. */
   async waitForWork(timeoutMs: number): Promise<boolean> {
-    return new Promise((resolve) => setTimeout(() => resolve(false), Math.min(timeoutMs, 10)));
+    return new Promise((resolve) => {
+      const done = (queued: boolean) => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve(queued);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.waiters.add(done);
+    });
   }
 
   /** The stored task run; undefined only for an unknown one when unknown task runs are accepted. */
@@ -188,9 +246,12 @@ export class InMemoryExecutorProtocol implements ExecutorProtocol {
     return stored;
   }
 
-  private checkWrite(ref: FencedTaskRunRef): StoredTaskRun | undefined {
+  private checkWrite(ref: FencedTaskRunRef, allow: { ended?: boolean } = {}): StoredTaskRun | undefined {
     const stored = this.get(ref.taskRunId);
-    if (stored && (ref.fence !== stored.fence || !ACTIVE.includes(stored.state))) {
+    const open =
+      ACTIVE.includes(stored?.state ?? 'QUEUED') ||
+      (allow.ended && ENDED.includes(stored?.state ?? 'QUEUED'));
+    if (stored && (ref.fence !== stored.fence || !open)) {
       throw new StaleFenceError(ref.taskRunId, ref.fence);
     }
     return stored;
