@@ -1,3 +1,5 @@
+/// <reference types="jest" />
+// Registers jest hooks and tests: only test files import this.
 import { randomUUID } from 'node:crypto';
 import {
   StaleFenceError,

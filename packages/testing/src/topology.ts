@@ -1,3 +1,5 @@
+/// <reference types="jest" />
+// useTopology registers jest hooks (beforeAll/afterAll): only test files import this.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createUserToken } from '@sluice/auth';
