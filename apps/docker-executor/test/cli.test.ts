@@ -1,5 +1,8 @@
+import { join } from 'node:path';
 import { baseEnv, startApp } from '@sluice/testing';
-import { executorMain } from './topology';
+
+/** The built app itself, started as its image starts it (no bin/sluice.cjs in front). */
+const executorMain = join(__dirname, '..', 'dist', 'main.js');
 
 describe('the built sluice docker-executor', () => {
   it('exits non-zero without DOCKER_EXECUTOR_OWNER_ID, naming it', async () => {

@@ -1,6 +1,16 @@
 import { Client } from 'pg';
-import { createTestDatabase, ended, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, startExecutor, startJobs, startServer, userApi, type ServerProcess } from './topology';
+import {
+  createTestDatabase,
+  ended,
+  explained,
+  startExecutor,
+  startJobs,
+  startServer,
+  userApi,
+  type AppProcess,
+  type ServerProcess,
+  type TestDatabase,
+} from '@sluice/testing';
 
 /**
  * Distributed mode end to end, every part a real process on one real

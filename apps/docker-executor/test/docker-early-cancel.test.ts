@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ended, freePort } from '@sluice/testing';
-import { dockerFlow, noContainersLeft, runningContainerOf, useDockerTopology } from './docker-support';
-import { explained, userApi } from './topology';
+import { ended, explained, freePort, noContainersLeft, runningContainerOf, userApi } from '@sluice/testing';
+import { dockerFlow, useDockerTopology } from './docker-support';
 
 /**
  * A cancel that reaches a container whose runner is still starting. The

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ended } from '@sluice/testing';
-import { noContainersLeft, runningContainerOf, useDockerTopology } from './docker-support';
-import { explained, userApi } from './topology';
+import { ended, explained, noContainersLeft, runningContainerOf, userApi } from '@sluice/testing';
+import { useDockerTopology } from './docker-support';
 
 /**
  * Flows whose tasks run in containers, end to end: a real server, jobs and

@@ -1,15 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, ended, type AppProcess, type TestDatabase } from '@sluice/testing';
 import {
+  createTestDatabase,
   dockerFixtures,
+  ended,
+  explained,
   noContainersLeft,
   ownedContainers,
   removeOwned,
   runningContainerOf,
-  startDockerExecutor,
+  sleep,
+  startJobs,
+  startServer,
+  userApi,
+  type AppProcess,
   type DockerFixtures,
-} from './docker-support';
-import { explained, sleep, startJobs, startServer, userApi, type ServerProcess } from './topology';
+  type ServerProcess,
+  type TestDatabase,
+} from '@sluice/testing';
+import { startDockerExecutor } from './docker-support';
 
 /**
  * What happens to docker work around it: a container killed from outside,

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { ended } from '@sluice/testing';
-import { dockerFlow, noContainersLeft, runningContainerOf, useDockerTopology } from './docker-support';
-import { explained, sleep, startServer, userApi } from './topology';
+import {
+  ended,
+  explained,
+  noContainersLeft,
+  runningContainerOf,
+  sleep,
+  startServer,
+  userApi,
+} from '@sluice/testing';
+import { dockerFlow, useDockerTopology } from './docker-support';
 
 /**
  * DESIGN.md points 6 and 9: a docker task keeps running while the server

@@ -1,8 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { baseEnv, createTestDatabase, ended, freePort, startApp, type TestDatabase } from '@sluice/testing';
-import { dockerFixtures, noContainersLeft, removeOwned, type DockerFixtures } from './docker-support';
-import { JWT_SECRET, MASTER_KEY, explained, userApi } from './topology';
+import {
+  baseEnv,
+  createTestDatabase,
+  dockerFixtures,
+  ended,
+  explained,
+  freePort,
+  JWT_SECRET,
+  MASTER_KEY,
+  noContainersLeft,
+  removeOwned,
+  startApp,
+  userApi,
+  type DockerFixtures,
+  type TestDatabase,
+} from '@sluice/testing';
 
 /**
  * `sluice server --standalone` with SLUICE_EXECUTORS=auto on a machine whose

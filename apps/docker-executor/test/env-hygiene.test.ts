@@ -1,4 +1,4 @@
-import { explained, logLines, startExecutor, userApi, useTopology } from './topology';
+import { explained, logLines, startExecutor, userApi, useTopology } from '@sluice/testing';
 
 /** Control-plane variables an env file shared with the server could hand an executor. */
 const CONTROL_PLANE: Record<string, string> = {

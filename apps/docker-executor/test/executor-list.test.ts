@@ -1,4 +1,4 @@
-import { explained, sleep, startExecutor, userApi, useTopology } from './topology';
+import { explained, sleep, startExecutor, userApi, useTopology } from '@sluice/testing';
 
 const topology = useTopology({
   serverEnv: { PIPELINE_EXECUTOR_SILENCE_TIMEOUT: '2s' },

@@ -1,5 +1,14 @@
-import { createTestDatabase, type AppProcess, type TestDatabase } from '@sluice/testing';
-import { explained, sleep, startExecutor, startServer, userApi, type ServerProcess } from './topology';
+import {
+  createTestDatabase,
+  explained,
+  sleep,
+  startExecutor,
+  startServer,
+  userApi,
+  type AppProcess,
+  type ServerProcess,
+  type TestDatabase,
+} from '@sluice/testing';
 
 let db: TestDatabase;
 let server: ServerProcess;

@@ -1,4 +1,4 @@
-import { explained, startExecutor, userApi, useTopology } from './topology';
+import { explained, startExecutor, userApi, useTopology } from '@sluice/testing';
 
 const topology = useTopology({ startExecutor: (server) => startExecutor(server, 'stopping-host') });
 

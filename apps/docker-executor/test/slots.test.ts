@@ -1,4 +1,4 @@
-import { explained, sleep, startExecutor, userApi, useTopology } from './topology';
+import { explained, sleep, startExecutor, userApi, useTopology } from '@sluice/testing';
 
 const topology = useTopology({
   startExecutor: (server) => startExecutor(server, 'two-slots', { DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS: '2' }),

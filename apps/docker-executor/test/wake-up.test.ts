@@ -1,4 +1,4 @@
-import { explained, logLines, startExecutor, userApi, useTopology } from './topology';
+import { explained, logLines, startExecutor, userApi, useTopology } from '@sluice/testing';
 
 const topology = useTopology({
   // It polls once at start and then not for an hour: only the server's wake-up can make it claim.

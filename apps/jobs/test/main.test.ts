@@ -1,17 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { PassThrough } from 'node:stream';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { captureOutput, createTestDatabase, type TestDatabase } from '@sluice/testing';
 import { main } from '../src/main';
 
-function io(env: NodeJS.ProcessEnv = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
-  return { io: { env, stdout, stderr }, out: () => out.join(''), err: () => err.join('') };
-}
+/** main() in this process, its terminal in memory. */
+const io = captureOutput;
 
 describe('sluice jobs', () => {
   it('prints usage and the variables it reads for --help', async () => {

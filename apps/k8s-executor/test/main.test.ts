@@ -1,15 +1,8 @@
-import { PassThrough } from 'node:stream';
+import { captureOutput } from '@sluice/testing';
 import { main } from '../src/main';
 
-function io(env: NodeJS.ProcessEnv = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
-  return { io: { env, stdout, stderr }, out: () => out.join(''), err: () => err.join('') };
-}
+/** main() in this process, its terminal in memory. */
+const io = captureOutput;
 
 const EXECUTOR = {
   EXECUTOR_API_URL: 'http://127.0.0.1:9',

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, existsSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { createTestDatabase, eventually, type TestDatabase } from '@sluice/testing';
 import { adminToken, apiClient, ended, startStandalone, type StandaloneServer } from './standalone';
 
 let db: TestDatabase;
@@ -28,13 +28,8 @@ const processAlive = (pattern: string): boolean => {
   }
 };
 
-const waitUntil = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const waitUntil = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) =>
+  eventually(what, check, timeoutMs, 100);
 
 describe('cancel', () => {
   it('SIGTERMs the whole process group, gives a TERM-trapping task its 10 s grace, and ends CANCELLED', async () => {

@@ -16,13 +16,14 @@ import { createRunToken } from '@sluice/auth';
 import {
   ClaimRequest,
   CompletionRequest,
+  ExecutorLogBatch,
+  FencedTaskRunRef,
   InstanceRegistration,
+  MarkStartedRequest,
+  StartSubflowRequest,
   type ClaimedTaskRun,
   type CompletionResponse,
-  type ExecutorLogBatch,
   type ExecutorProtocol,
-  type FencedTaskRunRef,
-  type MarkStartedRequest,
   type ResolvedExecutor,
 } from '@sluice/protocol';
 import type { Engine } from './engine';
@@ -30,7 +31,8 @@ import type { Engine } from './engine';
 /**
  * The executor protocol bound directly to the engine, for the embedded
  * instance of a standalone server. Requests are validated with the same
- * schemas the HTTP executor API uses, so both layouts accept the same input.
+ * schemas the HTTP executor API uses — every call, as the HTTP client does —
+ * so both layouts accept the same input (the executor contract suite checks it).
  */
 export interface DirectProtocolOptions {
   /** SLUICE_K8S_MAX_JOBS: active kubernetes task runs per pool over all instances (0 = no limit). */
@@ -53,17 +55,18 @@ export function createDirectExecutorProtocol(
       return Promise.all(rows.map((row) => toClaimedTaskRun(row, settings.jwtSecret)));
     },
 
-    async markStarted(request: MarkStartedRequest) {
+    async markStarted(input) {
+      const request = MarkStartedRequest.parse(input);
       await recordExternalRef(pool, request);
       // Inline work has no runner to report "started": its start is the executor's.
       const run = await getTaskRun(pool, request.taskRunId);
       if (run?.executorType === 'inline') await markRunning(pool, request);
     },
 
-    heartbeat: (ref: FencedTaskRunRef) => heartbeatTaskRun(pool, ref),
+    heartbeat: async (ref) => heartbeatTaskRun(pool, FencedTaskRunRef.parse(ref)),
 
-    async reportLogs(batch: ExecutorLogBatch) {
-      await appendLogs(pool, batch);
+    async reportLogs(batch) {
+      await appendLogs(pool, ExecutorLogBatch.parse(batch));
     },
 
     async complete(request): Promise<CompletionResponse> {
@@ -79,7 +82,7 @@ export function createDirectExecutorProtocol(
 
     isStillRunning: (taskRunId) => isStillRunning(pool, taskRunId),
     cancelRequested: (ids) => cancelRequestedAmong(pool, ids),
-    startSubflow: (request) => engine.startSubflow(request),
+    startSubflow: async (request) => engine.startSubflow(StartSubflowRequest.parse(request)),
     waitForWork: (timeoutMs) => engine.workSignal.wait(timeoutMs),
   };
 }

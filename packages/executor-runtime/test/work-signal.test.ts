@@ -1,3 +1,4 @@
+import { eventually } from '@sluice/testing';
 import { wakeOnQueuedWork } from '../src/work-signal';
 
 type Answer = boolean | Error;
@@ -30,9 +31,7 @@ function recorder() {
   };
 }
 
-const until = async (check: () => boolean) => {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-};
+const until = (check: () => boolean) => eventually('the condition', check, 10_000, 5);
 
 describe('wakeOnQueuedWork', () => {
   it('wakes the instance each time the server says work was queued, and only then', async () => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { extract } from 'tar-stream';
-import { containerExists, ensureRunnerImage, requireDocker } from '@sluice/testing';
 import type { ClaimedTaskRun } from '@sluice/protocol';
 import {
   DockerExecutor,
@@ -11,7 +10,15 @@ import {
   type ExecutorContext,
 } from '../src';
 import { ensureFakeRunnerImage } from './docker-fixtures';
-import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
+import {
+  InMemoryExecutorProtocol,
+  claimedRun,
+  eventually,
+  recordingLogger,
+  containerExists,
+  ensureRunnerImage,
+  requireDocker,
+} from '@sluice/testing';
 
 /**
  * The docker executor against a real engine. The "runner" here is a shell
@@ -22,7 +29,7 @@ import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './he
 const OWNER = `unit-${randomBytes(3).toString('hex')}`;
 let docker: Docker;
 let image: string;
-let protocol: RecordingProtocol;
+let protocol: InMemoryExecutorProtocol;
 let ctx: ExecutorContext;
 const executors: DockerExecutor[] = [];
 
@@ -32,7 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 
 beforeEach(() => {
-  protocol = new RecordingProtocol();
+  protocol = new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' });
   ctx = { protocol, runnerApiUrl: 'http://127.0.0.1:9', log: recordingLogger() };
 });
 

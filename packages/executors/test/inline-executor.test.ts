@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InlineExecutor, type ExecutorContext } from '../src';
-import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
+import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
 
 interface Received {
   method: string;
@@ -15,7 +15,7 @@ describe('InlineExecutor', () => {
   let base: string;
   const received: Received[] = [];
   const hanging: ServerResponse[] = [];
-  let protocol: RecordingProtocol;
+  let protocol: InMemoryExecutorProtocol;
   let ctx: ExecutorContext;
 
   beforeAll(async () => {
@@ -29,7 +29,7 @@ describe('InlineExecutor', () => {
   });
   beforeEach(() => {
     received.length = 0;
-    protocol = new RecordingProtocol();
+    protocol = new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' });
     ctx = { protocol, runnerApiUrl: 'unused', log: recordingLogger() };
   });
 

@@ -2,8 +2,13 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProcessExecutor, type ExecutorContext, type TaskRunHandle } from '../src';
-import { isProcessAlive } from '@sluice/testing';
-import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
+import {
+  InMemoryExecutorProtocol,
+  claimedRun,
+  eventually,
+  recordingLogger,
+  isProcessAlive,
+} from '@sluice/testing';
 
 const FAKE_RUNNER = path.join(__dirname, 'fake-runner.cjs');
 
@@ -17,7 +22,7 @@ describe('ProcessExecutor', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sluice-process-executor-'));
     log = recordingLogger();
     ctx = {
-      protocol: new RecordingProtocol(),
+      protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
       runnerApiUrl: 'http://127.0.0.1:8081',
       log,
     };

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProcessExecutor, type ExecutorContext, type ProcessExecutorOptions } from '../src';
-import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
+import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
 
 const FAKE_RUNNER = path.join(__dirname, 'fake-runner.cjs');
 const RUN_VARIABLES = ['SLUICE_API_URL', 'SLUICE_RUN_TOKEN', 'SLUICE_TASK_RUN_ID'];
@@ -16,7 +16,11 @@ describe('ProcessExecutor standby runners', () => {
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'sluice-process-standby-'));
     log = recordingLogger();
-    ctx = { protocol: new RecordingProtocol(), runnerApiUrl: 'http://127.0.0.1:8081', log };
+    ctx = {
+      protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
+      runnerApiUrl: 'http://127.0.0.1:8081',
+      log,
+    };
   });
   afterEach(async () => {
     // Leave no runner and no standby behind, even when a test failed half way.

@@ -1,23 +1,13 @@
 import { noopLogger } from '@sluice/executors';
 import { createInstance, standaloneSlotGroups, type Instance, type InstanceOptions } from '../src';
+import { eventually, InMemoryExecutorProtocol } from '@sluice/testing';
 import { ControlledExecutor } from './controlled-executor';
-import { InMemoryProtocol } from './in-memory-protocol';
 
 const HOUR = 3_600_000;
 
-async function eventually<T>(what: string, check: () => T | undefined | false, ms = 5_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('instance', () => {
   let events: string[];
-  let protocol: InMemoryProtocol;
+  let protocol: InMemoryExecutorProtocol;
   let process: ControlledExecutor;
   let docker: ControlledExecutor;
   let inline: ControlledExecutor;
@@ -25,7 +15,7 @@ describe('instance', () => {
 
   beforeEach(() => {
     events = [];
-    protocol = new InMemoryProtocol(events);
+    protocol = new InMemoryExecutorProtocol({ events });
     process = new ControlledExecutor('process', events);
     docker = new ControlledExecutor('docker', events);
     inline = new ControlledExecutor('inline', events);

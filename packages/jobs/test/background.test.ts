@@ -4,7 +4,8 @@ import type { SchedulingSettings } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';
 import { startBackgroundJobs, type BackgroundJobs } from '../src/background';
-import { silentLog, sleep, startJobsHarness, type JobsHarness } from './helpers';
+import { eventually, silentLogger } from '@sluice/testing';
+import { startJobsHarness, type JobsHarness } from './helpers';
 
 const scheduling: SchedulingSettings = {
   schedulerInterval: 100,
@@ -15,17 +16,6 @@ const scheduling: SchedulingSettings = {
   executorSilenceTimeout: 60_000,
   retention: 30 * 24 * 3600_000,
 };
-
-/** Polls `check` until it answers something truthy; fails naming `what` after 10 s. */
-async function eventually<T>(what: string, check: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 describe('background jobs', () => {
   let h: JobsHarness;
@@ -40,14 +30,14 @@ describe('background jobs', () => {
     const engine = new Engine({
       pool: jobsPool,
       settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: '' },
-      log: silentLog,
+      log: silentLogger,
     });
     jobs = await startBackgroundJobs({
       pool: jobsPool,
       engine,
       databaseUrl: h.db.url,
       scheduling,
-      log: silentLog,
+      log: silentLogger,
       metrics,
       // Far longer than any wait below: events must arrive through the NOTIFY relay.
       eventPollIntervalMs: 60_000,

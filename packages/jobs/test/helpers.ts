@@ -2,17 +2,7 @@ import type { Pool } from 'pg';
 import { createPool } from '@sluice/store';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { parseFlow } from '@sluice/flows';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import type { JobsLog } from '../src/log';
-
-export const silentLog: JobsLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-/** A log that keeps what it was told, for asserting on warnings. */
-export function recordingLog(): JobsLog & { lines: Array<{ level: string; message: string }> } {
-  const lines: Array<{ level: string; message: string }> = [];
-  const at = (level: string) => (message: string) => void lines.push({ level, message });
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
-}
+import { createTestDatabase, silentLogger, type TestDatabase } from '@sluice/testing';
 
 export interface JobsHarness {
   db: TestDatabase;
@@ -40,7 +30,7 @@ export async function startJobsHarness(): Promise<JobsHarness> {
   const engine = new Engine({
     pool,
     settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: '' },
-    log: silentLog,
+    log: silentLogger,
   });
   return {
     db,
@@ -81,5 +71,3 @@ export async function startJobsHarness(): Promise<JobsHarness> {
     },
   };
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { runRetention, startRetention, type RetentionResult } from '../src/retention';
-import { silentLog, sleep, startJobsHarness, type JobsHarness } from './helpers';
+import { silentLogger, sleep } from '@sluice/testing';
+import { startJobsHarness, type JobsHarness } from './helpers';
 
 const DAY = 24 * 3600_000;
 const RETENTION = 30 * DAY;
@@ -174,7 +175,7 @@ describe('retention', () => {
       retentionMs: RETENTION,
       intervalMs: 50,
       firstDelayMs: 0,
-      log: silentLog,
+      log: silentLogger,
       onPass: (r) => passes.push(r),
     });
     while (passes.length < 2) await sleep(20);

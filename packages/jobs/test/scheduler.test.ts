@@ -6,7 +6,8 @@ import {
   startScheduler,
   type SchedulerCycleResult,
 } from '../src/scheduler';
-import { recordingLog, silentLog, sleep, startJobsHarness, type JobsHarness } from './helpers';
+import { recordingLogger, silentLogger, sleep } from '@sluice/testing';
+import { startJobsHarness, type JobsHarness } from './helpers';
 
 const EVERY_SECOND = '* * * * * *';
 const secondsApart = (times: Date[]) => times.slice(1).map((t, i) => t.getTime() - times[i]!.getTime());
@@ -23,12 +24,12 @@ describe('scheduler', () => {
     await h.pool.query('DELETE FROM flows');
   });
 
-  const cycle = (options: { now?: Date; maxConcurrentJobs?: number; log?: typeof silentLog } = {}) =>
+  const cycle = (options: { now?: Date; maxConcurrentJobs?: number; log?: typeof silentLogger } = {}) =>
     runSchedulerCycle({
       pool: h.pool,
       engine: h.engine,
       maxConcurrentJobs: options.maxConcurrentJobs ?? 0,
-      log: options.log ?? silentLog,
+      log: options.log ?? silentLogger,
       now: options.now,
     });
 
@@ -120,7 +121,7 @@ describe('scheduler', () => {
     await h.storeFlow('scheduled', EVERY_SECOND, { updatedAt: before });
     await h.storeFlow('broken', EVERY_SECOND, { updatedAt: before });
     await h.pool.query(`UPDATE flows SET schedule = 'every tuesday' WHERE flow_id = 'broken'`);
-    const log = recordingLog();
+    const log = recordingLogger();
 
     expect(await cycle({ now, log })).toMatchObject({ ran: true, created: 3, failed: 0 });
     const r = await h.pool.query<{ flow_id: string }>('SELECT DISTINCT flow_id FROM executions');
@@ -136,7 +137,7 @@ describe('scheduler', () => {
       pool: h.pool,
       engine: h.engine,
       maxConcurrentJobs: 0,
-      log: silentLog,
+      log: silentLogger,
       intervalMs: 50,
       onCycle: (r) => cycles.push(r),
     });

@@ -152,7 +152,8 @@ export class ExecutorApiClient implements ExecutorProtocol {
     await this.fenced('markStarted', executorPaths.started, MarkStartedRequest.parse(request), OkResponse);
   }
 
-  heartbeat(ref: FencedTaskRunRef): Promise<{ cancel: boolean }> {
+  // async: a request the schema refuses rejects the promise, as in the in-process binding, instead of throwing.
+  async heartbeat(ref: FencedTaskRunRef): Promise<{ cancel: boolean }> {
     return this.fenced('heartbeat', executorPaths.heartbeat, FencedTaskRunRef.parse(ref), HeartbeatResponse);
   }
 
@@ -160,7 +161,7 @@ export class ExecutorApiClient implements ExecutorProtocol {
     await this.fenced('reportLogs', executorPaths.logs, ExecutorLogBatch.parse(batch), OkResponse);
   }
 
-  complete(request: CompletionRequest): Promise<CompletionResponse> {
+  async complete(request: CompletionRequest): Promise<CompletionResponse> {
     return this.fenced(
       'complete',
       executorPaths.complete,
@@ -186,7 +187,7 @@ export class ExecutorApiClient implements ExecutorProtocol {
     return answer.taskRunIds;
   }
 
-  startSubflow(request: StartSubflowRequest): Promise<StartSubflowResponse> {
+  async startSubflow(request: StartSubflowRequest): Promise<StartSubflowResponse> {
     const body = StartSubflowRequest.parse(request);
     return this.fenced('startSubflow', executorPaths.subflow, body, StartSubflowResponse);
   }

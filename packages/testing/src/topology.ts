@@ -1,28 +1,30 @@
+/// <reference types="jest" />
+// useTopology registers jest hooks (beforeAll/afterAll): only test files import this.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createUserToken } from '@sluice/auth';
-import {
-  apiClient,
-  baseEnv,
-  createTestDatabase,
-  freePort,
-  startApp,
-  type AppProcess,
-  type TestDatabase,
-} from '@sluice/testing';
+import { createTestDatabase, type TestDatabase } from './databases';
+import { freePort } from './postgres';
+import { apiClient, baseEnv, startApp, type AppProcess } from './processes';
 
 /**
  * A distributed topology of real processes for end-to-end tests: a plain
- * `sluice server` (no embedded instance) on a test database and
- * `sluice docker-executor` instances that reach it only through its executor
- * API. No `sluice jobs`: these tests look at task runs, which need no event
- * consumer (it only advances executions past their first tasks).
+ * `sluice server` (no embedded instance) on a test database, `sluice jobs`
+ * when a test needs executions to advance, and executor instances
+ * (`sluice docker-executor`, `sluice k8s-executor`) that reach the server
+ * only through its executor API. Every app starts as an operator starts it,
+ * `node bin/sluice.cjs <command>` on the built apps: this test-only library
+ * never imports an app.
  */
 
-const APPS = join(__dirname, '..', '..');
-const SERVER_MAIN = join(APPS, 'server', 'dist', 'main.js');
-const EXECUTOR_MAIN = join(APPS, 'docker-executor', 'dist', 'main.js');
-const JOBS_MAIN = join(APPS, 'jobs', 'dist', 'main.js');
+const SLUICE = join(__dirname, '..', '..', '..', 'bin', 'sluice.cjs');
+
+/** The executor apps, and the variable each reads its owner ID from. */
+const OWNER_VARIABLE = {
+  'docker-executor': 'DOCKER_EXECUTOR_OWNER_ID',
+  'k8s-executor': 'K8S_EXECUTOR_OWNER_ID',
+} as const;
+export type ExecutorCommand = keyof typeof OWNER_VARIABLE;
 
 export const JWT_SECRET = `e2e-${randomBytes(24).toString('hex')}`;
 export const MASTER_KEY = randomBytes(32).toString('base64');
@@ -52,7 +54,7 @@ export async function startServer(
   const httpPort = ports?.http ?? (await freePort());
   const internalPort = ports?.internal ?? (await freePort());
   const app = await startApp({
-    main: SERVER_MAIN,
+    main: SLUICE,
     args: ['server'],
     env: {
       ...baseEnv(),
@@ -76,19 +78,59 @@ export async function startServer(
   };
 }
 
-/** `sluice docker-executor` with the process executor, talking to the server's internal API. */
+/**
+ * `sluice server --standalone` (everything in one process: the embedded
+ * instance, the jobs and both APIs) on free loopback ports, against the given
+ * database.
+ */
+export async function startStandalone(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const [httpPort, internalPort] = [await freePort(), await freePort()];
+  const app = await startApp({
+    main: SLUICE,
+    args: ['server', '--standalone'],
+    env: {
+      ...baseEnv(),
+      SLUICE_DATABASE_URL: databaseUrl,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      SLUICE_MASTER_KEYS: MASTER_KEY,
+      HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
+      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
+      SLUICE_INSTANCE_ID: `e2e-${randomBytes(4).toString('hex')}`,
+      SLUICE_QUEUE_POLL_INTERVAL: '250ms',
+      PIPELINE_JOB_WATCHDOG_INTERVAL: '1s',
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    readyWhen: '"server started"',
+  });
+  return {
+    ...app,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    internalUrl: `http://127.0.0.1:${internalPort}`,
+    ports: { http: httpPort, internal: internalPort },
+  };
+}
+
+/**
+ * An executor app (`sluice docker-executor` unless `command` says otherwise)
+ * with the process executor, talking to the server's internal API.
+ */
 export async function startExecutor(
   server: Pick<ServerProcess, 'internalUrl'>,
   ownerId: string,
   env: Record<string, string> = {},
+  command: ExecutorCommand = 'docker-executor',
 ): Promise<AppProcess> {
   return startApp({
-    main: EXECUTOR_MAIN,
-    args: ['docker-executor'],
+    main: SLUICE,
+    args: [command],
     env: {
       ...baseEnv(),
       SLUICE_EXECUTORS: 'process',
-      DOCKER_EXECUTOR_OWNER_ID: ownerId,
+      [OWNER_VARIABLE[command]]: ownerId,
       EXECUTOR_API_URL: server.internalUrl,
       EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
       INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',
@@ -100,13 +142,11 @@ export async function startExecutor(
   });
 }
 
-export const executorMain = EXECUTOR_MAIN;
-
 /** `sluice jobs`: scheduler, watchdog, retention and the event consumers that advance executions. */
 export async function startJobs(databaseUrl: string, env: Record<string, string> = {}): Promise<AppProcess> {
   return startApp({
-    main: JOBS_MAIN,
-    args: [],
+    main: SLUICE,
+    args: ['jobs'],
     env: {
       ...baseEnv(),
       SLUICE_DATABASE_URL: databaseUrl,
@@ -134,8 +174,6 @@ export function logLines(output: string): Array<Record<string, unknown>> {
     }
   });
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `wait`; when it fails, the error carries the last lines each process printed (why nothing happened). */
 export async function explained<T>(
