@@ -1,5 +1,5 @@
 import type { ExecutorType, InstanceRegistration } from '@sluice/protocol';
-import { query, type Queryable } from './db';
+import { query, type Queryable } from './handle';
 import { toInstanceRow, type InstanceRow } from './rows';
 
 /**

@@ -1,5 +1,5 @@
 import { StaleFenceError, type TaskRunReason } from '@sluice/protocol';
-import type { Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { assertTaskRunId, TaskRunNotFoundError } from '../errors';
 import { ENDED_TASK_RUN_COLUMNS, qualifiedColumns, toEndedTaskRunRow, type EndedTaskRunRow } from '../rows';
 import { currentTaskRun } from './fence';
@@ -51,7 +51,7 @@ RETURNING ${qualifiedColumns(ENDED_TASK_RUN_COLUMNS, 't')}`;
  */
 export async function completeTaskRun(db: Queryable, req: CompleteTaskRun): Promise<CompleteResult> {
   assertTaskRunId(req.taskRunId);
-  const { rows } = await db.query({
+  const { rows } = await query(db, {
     name: 'sluice_complete_task_run',
     text: COMPLETE_SQL,
     values: completeValues(req),
@@ -93,7 +93,7 @@ export async function completeTaskRunWithEvent(
   event: CompletionEvent,
 ): Promise<CompleteResult> {
   assertTaskRunId(req.taskRunId);
-  const { rows } = await db.query({
+  const { rows } = await query(db, {
     name: 'sluice_complete_task_run_with_event',
     text: COMPLETE_WITH_EVENT_SQL,
     values: [...completeValues(req), event.kind, event.channel],
@@ -119,7 +119,7 @@ export async function completeTaskRuns(
     // A batch of one goes through the single statement: unnest() costs more
     // than it saves there (measured in bench/peers' before/after table).
     const [only] = valid;
-    const { rows } = await db.query(
+    const { rows } = await query(db, 
       valid.length === 1 && only
         ? { name: 'sluice_complete_task_run', text: COMPLETE_SQL, values: completeValues(only) }
         : {
