@@ -54,9 +54,7 @@ export class Engine {
     if (effects.eventsEmitted) this.eventSignal.notify();
   }
 
-  private async transact<T>(
-    fn: (tx: Transaction, effects: ProgressEffects) => Promise<T>,
-  ): Promise<T> {
+  private async transact<T>(fn: (tx: Transaction, effects: ProgressEffects) => Promise<T>): Promise<T> {
     const effects: ProgressEffects = { queuedAny: false };
     const result = await this.deps.store.inTransaction((tx) => {
       effects.queuedAny = false;

@@ -17,7 +17,11 @@ import type { EngineSettings } from './settings';
  * (SUCCEEDED / FAILED / CANCELLED), with the child's id, state and outputs
  * (`<task>.<key>`) as its outputs.
  */
-async function resumeSubflowParent(tx: Transaction, childId: string, effects: ProgressEffects): Promise<void> {
+async function resumeSubflowParent(
+  tx: Transaction,
+  childId: string,
+  effects: ProgressEffects,
+): Promise<void> {
   const child = await getExecution(tx, childId);
   if (!child?.parentTaskRunId) return;
   const parent = await getTaskRun(tx, child.parentTaskRunId);

@@ -1,5 +1,4 @@
-import type { Pool } from 'pg';
-import { claimTaskRuns, createPool, type ClaimedTaskRunRow } from '@sluice/store';
+import { claimTaskRuns, openStore, type ClaimedTaskRunRow, type Store } from '@sluice/store';
 import type { SchedulingSettings } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';
@@ -29,23 +28,22 @@ async function eventually<T>(what: string, check: () => Promise<T | null | undef
 
 describe('background jobs', () => {
   let h: JobsHarness;
-  let jobsPool: Pool;
+  let jobsStore: Store;
   let jobs: BackgroundJobs;
   const metrics = createMetrics();
 
   beforeAll(async () => {
     h = await startJobsHarness();
     // The jobs service's own pool and engine: it learns of other processes' events only through NOTIFY or polling.
-    jobsPool = createPool(h.db.url);
+    jobsStore = openStore(h.db.url);
     const engine = new Engine({
-      pool: jobsPool,
+      store: jobsStore,
       settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: '' },
       log: silentLog,
     });
     jobs = await startBackgroundJobs({
-      pool: jobsPool,
+      store: jobsStore,
       engine,
-      databaseUrl: h.db.url,
       scheduling,
       log: silentLog,
       metrics,
@@ -57,7 +55,7 @@ describe('background jobs', () => {
   });
   afterAll(async () => {
     await jobs.stop();
-    await jobsPool.end();
+    await jobsStore.close();
     await h.close();
   });
 

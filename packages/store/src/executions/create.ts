@@ -1,5 +1,10 @@
 import { query, type Queryable } from '../handle';
-import { toExecutionRecord, type ExecutionDbRow, type ExecutionDefinition, type ExecutionRecord } from './rows';
+import {
+  toExecutionRecord,
+  type ExecutionDbRow,
+  type ExecutionDefinition,
+  type ExecutionRecord,
+} from './rows';
 
 export interface NewExecution {
   id: string;

@@ -8,7 +8,11 @@ import { query, type Queryable } from '../handle';
  */
 
 /** The task run ids recorded under (instance, key); null when the key is new. */
-export async function getClaimRecord(db: Queryable, instanceId: string, key: string): Promise<string[] | null> {
+export async function getClaimRecord(
+  db: Queryable,
+  instanceId: string,
+  key: string,
+): Promise<string[] | null> {
   const { rows } = await query<{ task_run_ids: string[] | null }>(
     db,
     'SELECT task_run_ids FROM executor_claims WHERE instance_id = $1 AND idempotency_key = $2',

@@ -23,7 +23,11 @@ export async function listNamespaceFiles(db: Queryable, namespace: string): Prom
 }
 
 /** One file's content; null when there is none at `path`. */
-export async function getNamespaceFile(store: Store, namespace: string, path: string): Promise<Buffer | null> {
+export async function getNamespaceFile(
+  store: Store,
+  namespace: string,
+  path: string,
+): Promise<Buffer | null> {
   const file = await prismaOf(store).namespaceFile.findUnique({
     where: { namespace_path: { namespace, path } },
   });
@@ -31,7 +35,11 @@ export async function getNamespaceFile(store: Store, namespace: string, path: st
 }
 
 /** One file's content, by SQL so it also runs inside a transaction; null when there is none. */
-export async function readNamespaceFile(db: Queryable, namespace: string, path: string): Promise<Buffer | null> {
+export async function readNamespaceFile(
+  db: Queryable,
+  namespace: string,
+  path: string,
+): Promise<Buffer | null> {
   const r = await query<{ content: Buffer }>(
     db,
     'SELECT content FROM namespace_files WHERE namespace = $1 AND path = $2',

@@ -26,6 +26,9 @@ export async function readSealedSecrets(
     [namespace, names],
   );
   return new Map(
-    r.rows.map((row) => [row.name, { keyId: row.key_id, iv: row.iv, tag: row.tag, ciphertext: row.ciphertext }]),
+    r.rows.map((row) => [
+      row.name,
+      { keyId: row.key_id, iv: row.iv, tag: row.tag, ciphertext: row.ciphertext },
+    ]),
   );
 }

@@ -226,7 +226,9 @@ async function claimWithPoolLimits(
 ): Promise<ClaimedTaskRunRow[]> {
   const pool = connectionOf(db);
   if (!(pool instanceof Pool)) {
-    throw new Error('claimTaskRuns: perPoolLimits needs a Store or Pool (the claim runs in its own transaction)');
+    throw new Error(
+      'claimTaskRuns: perPoolLimits needs a Store or Pool (the claim runs in its own transaction)',
+    );
   }
   const sorted = [...limits].sort((a, b) =>
     `${a.executorType}\u0000${a.pool}` < `${b.executorType}\u0000${b.pool}` ? -1 : 1,

@@ -119,7 +119,8 @@ export async function completeTaskRuns(
     // A batch of one goes through the single statement: unnest() costs more
     // than it saves there (measured in bench/peers' before/after table).
     const [only] = valid;
-    const { rows } = await query(db, 
+    const { rows } = await query(
+      db,
       valid.length === 1 && only
         ? { name: 'sluice_complete_task_run', text: COMPLETE_SQL, values: completeValues(only) }
         : {

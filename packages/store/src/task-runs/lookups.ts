@@ -54,7 +54,11 @@ export async function hasLaterAttempt(
 }
 
 /** Of `ids`, the task runs `ownerId` still holds (STARTING/RUNNING), oldest claim first. */
-export async function listTaskRunsHeldBy(db: Queryable, ownerId: string, ids: string[]): Promise<TaskRunRow[]> {
+export async function listTaskRunsHeldBy(
+  db: Queryable,
+  ownerId: string,
+  ids: string[],
+): Promise<TaskRunRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await query(
     db,
