@@ -30,14 +30,6 @@ export async function registerInstance(db: Queryable, reg: InstanceRegistration)
   return toInstanceRow(rows[0] as Record<string, unknown>);
 }
 
-/** Marks an instance as seen (each claim does), without re-registering it. Returns false for an unknown id. */
-export async function touchInstance(db: Queryable, instanceId: string): Promise<boolean> {
-  const { rowCount } = await query(db, 'UPDATE instances SET last_seen_at = now() WHERE id = $1', [
-    instanceId,
-  ]);
-  return (rowCount ?? 0) > 0;
-}
-
 /** Every instance, or those seen within `seenWithinMs`; by id. */
 export async function listInstances(
   db: Queryable,
