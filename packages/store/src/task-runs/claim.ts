@@ -227,7 +227,7 @@ async function claimWithPoolLimits(
   const pool = connectionOf(db);
   if (!(pool instanceof Pool)) {
     throw new Error(
-      'claimTaskRuns: perPoolLimits needs a Store or Pool (the claim runs in its own transaction)',
+      'claimTaskRuns: perPoolLimits needs a Pool or a Store (the claim runs in its own transaction)',
     );
   }
   const sorted = [...limits].sort((a, b) =>
