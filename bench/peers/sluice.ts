@@ -8,7 +8,14 @@
 //   completeTaskRuns call (as graphile-worker's completeJobBatchDelay 0 does).
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { claimTaskRuns, createPool, insertTaskRun, migrate, TASK_RUN_QUEUED_CHANNEL, type ClaimedTaskRunRow } from '@sluice/store';
+import {
+  claimTaskRuns,
+  createPool,
+  insertTaskRun,
+  migrate,
+  TASK_RUN_QUEUED_CHANNEL,
+  type ClaimedTaskRunRow,
+} from '@sluice/store';
 import { completeTaskRun, completeTaskRuns } from '../lib/completions';
 import { queueTaskRuns } from '../lib/queue';
 import { now, sleep } from './stats';

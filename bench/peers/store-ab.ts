@@ -12,7 +12,13 @@
 //             as it is (claimTaskRuns + completeTaskRuns).
 // The stages alternate within each round, so the machine's load hits them alike.
 import type { Pool } from 'pg';
-import { claimTaskRuns, claimTaskRunsSql, createPool, toClaimedTaskRunRow, type ClaimedTaskRunRow } from '@sluice/store';
+import {
+  claimTaskRuns,
+  claimTaskRunsSql,
+  createPool,
+  toClaimedTaskRunRow,
+  type ClaimedTaskRunRow,
+} from '@sluice/store';
 import { completeTaskRuns } from '../lib/completions';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from './stats';
