@@ -4,7 +4,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { claimTaskRuns, completeTaskRun, createPool, migrate } from '@sluice/store';
+import { claimTaskRuns, createPool, migrate } from '@sluice/store';
+import { completeTaskRun } from './lib/completions';
 import { databaseUrl, startTestPostgres, withAdmin } from '@sluice/testing';
 import { queueTaskRuns } from './lib/queue';
 

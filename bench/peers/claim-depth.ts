@@ -2,7 +2,8 @@
 // (WHERE state = 'QUEUED', keyed in claim order) should make a claim cost the
 // same with 1k or 100k queued rows. Times `claimTaskRuns` alone (each claimed
 // run is then completed, untimed), on one connection, for limit 1 and a batch.
-import { claimTaskRuns, completeTaskRun, createPool } from '@sluice/store';
+import { claimTaskRuns, createPool } from '@sluice/store';
+import { completeTaskRun } from '../lib/completions';
 import { queueTaskRuns } from '../lib/queue';
 import { now, percentile, round } from './stats';
 

@@ -10,14 +10,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import {
   claimTaskRuns,
-  completeTaskRun,
-  completeTaskRuns,
   createPool,
   insertTaskRun,
   migrate,
   TASK_RUN_QUEUED_CHANNEL,
   type ClaimedTaskRunRow,
 } from '@sluice/store';
+import { completeTaskRun, completeTaskRuns } from '../lib/completions';
 import { queueTaskRuns } from '../lib/queue';
 import { now, sleep } from './stats';
 import type { QueueSystem } from './types';

@@ -15,11 +15,11 @@ import type { Pool } from 'pg';
 import {
   claimTaskRuns,
   claimTaskRunsSql,
-  completeTaskRuns,
   createPool,
   toClaimedTaskRunRow,
   type ClaimedTaskRunRow,
 } from '@sluice/store';
+import { completeTaskRuns } from '../lib/completions';
 import { queueTaskRuns } from '../lib/queue';
 import { median, now } from './stats';
 

@@ -1,12 +1,11 @@
-import type { Pool } from 'pg';
-import type { PrismaClient } from '@sluice/store';
+import type { Store } from '@sluice/store';
 import type { Engine } from '@sluice/engine';
 import type { SecretKeyring } from '@sluice/secrets';
 
 /** What the public API's routes need; built once by the server app. */
 export interface PublicApiContext {
-  pool: Pool;
-  prisma: PrismaClient;
+  /** The database: routes read and write it through @sluice/store's functions. */
+  store: Store;
   engine: Engine;
   keyring: SecretKeyring;
   /** AUTH_JWT_SECRET */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pruneExecutorClaims } from '@sluice/engine';
+import { databaseNow, deleteExpiredBatch } from '@sluice/store';
 import { executorPaths, IDEMPOTENCY_KEY_HEADER, type ClaimedTaskRun } from '@sluice/protocol';
 import { listen, putFlow, startApiHarness, type ApiHarness } from './harness';
 import { EXECUTOR_TOKEN, executorClient, flowYaml, rawCall, stateOf, taskRunsOf } from './executor-helpers';
@@ -64,7 +64,8 @@ describe('idempotent claims', () => {
     expect(other).toHaveLength(1);
     expect(other[0]!.taskRunId).not.toBe(first[0]!.taskRunId);
 
-    expect(await pruneExecutorClaims(h.pool, 0)).toBe(2);
+    // Retention deletes claim records (executorClaims) older than its cutoff; both are older than now.
+    expect(await deleteExpiredBatch(h.pool, 'executorClaims', await databaseNow(h.pool), 5000)).toBe(2);
     await h.engine.cancelExecution(ex.id);
   });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import request from 'supertest';
 import { createUserToken, createRunToken } from '@sluice/auth';
-import { claimTaskRuns, createPool, createPrismaClient, type PrismaClient } from '@sluice/store';
+import { claimTaskRuns, createPool, createPrismaClient, Store, type PrismaClient } from '@sluice/store';
 import { DEFAULT_ENGINE_SETTINGS, Engine, RunnerService, type EngineSettings } from '@sluice/engine';
 import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
@@ -38,6 +38,7 @@ export async function startApiHarness(
   const db = await createTestDatabase();
   const pool = createPool(db.url);
   const prisma = createPrismaClient(db.url);
+  const store = new Store(pool, { databaseUrl: db.url, prisma });
   const logs: string[] = [];
   const log = {
     info: (m: string, f?: object) => logs.push(`${m} ${JSON.stringify(f ?? {})}`),
@@ -46,14 +47,13 @@ export async function startApiHarness(
   };
   const keyring = new SecretKeyring([randomBytes(32)]);
   const engine = new Engine({
-    pool,
+    store,
     keyring,
     settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: JWT_SECRET, ...settings },
     log,
   });
   const publicApp = createPublicApp({
-    pool,
-    prisma,
+    store,
     engine,
     keyring,
     jwtSecret: JWT_SECRET,
@@ -77,8 +77,7 @@ export async function startApiHarness(
     memberToken: await createUserToken(JWT_SECRET, { user: 'bob', workspace: 'w', role: 'member' }),
     logs,
     close: async () => {
-      await prisma.$disconnect();
-      await pool.end();
+      await store.close();
       await db.drop();
     },
   };

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { PoolClient } from 'pg';
-import { parseNamespaceConfig, type ExecutorBlock, type Flow } from '@sluice/flows';
-import type { ExecutionDefinition } from './definition';
+import {
+  getFlowForExecution,
+  insertExecution,
+  readNamespaceFile,
+  type ExecutionDefinition,
+  type ExecutionRecord,
+  type Transaction,
+} from '@sluice/store';
+import { parseNamespaceConfig, type ExecutorBlock } from '@sluice/flows';
 import { NotFoundError } from './errors';
 import { startWaitingExecutions, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
 import { pinSnapshot } from './snapshots';
-import { insertExecution, type ExecutionRecord } from './sql/executions';
 
 export interface CreateExecutionRequest {
   namespace: string;
@@ -18,14 +23,10 @@ export interface CreateExecutionRequest {
   inputs?: Record<string, unknown> | null;
 }
 
-async function namespaceExecutorDefaults(tx: PoolClient, namespace: string): Promise<ExecutorBlock | null> {
-  const r = await tx.query<{ content: Buffer }>(
-    `SELECT content FROM namespace_files WHERE namespace = $1 AND path = 'namespace.yaml'`,
-    [namespace],
-  );
-  const file = r.rows[0];
+async function namespaceExecutorDefaults(tx: Transaction, namespace: string): Promise<ExecutorBlock | null> {
+  const file = await readNamespaceFile(tx, namespace, 'namespace.yaml');
   if (!file) return null;
-  const parsed = parseNamespaceConfig(file.content.toString('utf8'));
+  const parsed = parseNamespaceConfig(file.toString('utf8'));
   // namespace.yaml is validated when it is written; an invalid one here predates validation.
   return parsed.ok ? (parsed.config.defaults?.executor ?? null) : null;
 }
@@ -36,16 +37,12 @@ async function namespaceExecutorDefaults(tx: PoolClient, namespace: string): Pro
  * allows. Answers null when a scheduled execution for that due time exists.
  */
 export async function createExecutionIn(
-  tx: PoolClient,
+  tx: Transaction,
   req: CreateExecutionRequest,
   settings: EngineSettings,
   effects: ProgressEffects,
 ): Promise<ExecutionRecord | null> {
-  const flowRow = await tx.query<{ source: string; definition: Flow }>(
-    'SELECT source, definition FROM flows WHERE namespace = $1 AND flow_id = $2',
-    [req.namespace, req.flowId],
-  );
-  const flow = flowRow.rows[0];
+  const flow = await getFlowForExecution(tx, req.namespace, req.flowId);
   if (!flow) throw new NotFoundError(`flow ${req.namespace}/${req.flowId}`);
   const definition: ExecutionDefinition = {
     flow: flow.definition,

@@ -1,10 +1,2 @@
-import type { ExecutorBlock, Flow } from '@sluice/flows';
-
-/**
- * What an execution pins at creation: the validated flow and the namespace's
- * executor defaults, so later edits of either do not change a running execution.
- */
-export interface ExecutionDefinition {
-  flow: Flow;
-  namespaceExecutor: ExecutorBlock | null;
-}
+// What an execution pins at creation; stored by @sluice/store, so its type lives there.
+export type { ExecutionDefinition } from '@sluice/store';

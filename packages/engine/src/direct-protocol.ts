@@ -43,30 +43,30 @@ export function createDirectExecutorProtocol(
   engine: Engine,
   options: DirectProtocolOptions = {},
 ): ExecutorProtocol {
-  const { pool, settings } = engine.deps;
+  const { store, settings } = engine.deps;
   const k8sMaxJobs = options.k8sMaxJobs ?? 0;
   return {
     async register(registration) {
-      await registerInstance(pool, InstanceRegistration.parse(registration));
+      await registerInstance(store, InstanceRegistration.parse(registration));
     },
 
     async claim(request) {
-      const rows = await claimTaskRuns(pool, claimOptionsFor(ClaimRequest.parse(request), k8sMaxJobs));
+      const rows = await claimTaskRuns(store, claimOptionsFor(ClaimRequest.parse(request), k8sMaxJobs));
       return Promise.all(rows.map((row) => toClaimedTaskRun(row, settings.jwtSecret)));
     },
 
     async markStarted(input) {
       const request = MarkStartedRequest.parse(input);
-      await recordExternalRef(pool, request);
+      await recordExternalRef(store, request);
       // Inline work has no runner to report "started": its start is the executor's.
-      const run = await getTaskRun(pool, request.taskRunId);
-      if (run?.executorType === 'inline') await markRunning(pool, request);
+      const run = await getTaskRun(store, request.taskRunId);
+      if (run?.executorType === 'inline') await markRunning(store, request);
     },
 
-    heartbeat: async (ref) => heartbeatTaskRun(pool, FencedTaskRunRef.parse(ref)),
+    heartbeat: async (ref) => heartbeatTaskRun(store, FencedTaskRunRef.parse(ref)),
 
     async reportLogs(batch) {
-      await appendLogs(pool, ExecutorLogBatch.parse(batch));
+      await appendLogs(store, ExecutorLogBatch.parse(batch));
     },
 
     async complete(request): Promise<CompletionResponse> {
@@ -74,14 +74,14 @@ export function createDirectExecutorProtocol(
       if (Object.keys(req.outputs).length > 0) {
         // Inline tasks report outputs with their completion. Written first, so
         // dependents queued by the completion can render them; fenced like any write.
-        await setOutputs(pool, { taskRunId: req.taskRunId, fence: req.fence, outputs: req.outputs });
+        await setOutputs(store, { taskRunId: req.taskRunId, fence: req.fence, outputs: req.outputs });
       }
       const done = await engine.finishTaskRun(req);
       return { applied: done.applied, state: done.row.state };
     },
 
-    isStillRunning: (taskRunId) => isStillRunning(pool, taskRunId),
-    cancelRequested: (ids) => cancelRequestedAmong(pool, ids),
+    isStillRunning: (taskRunId) => isStillRunning(store, taskRunId),
+    cancelRequested: (ids) => cancelRequestedAmong(store, ids),
     startSubflow: async (request) => engine.startSubflow(StartSubflowRequest.parse(request)),
     waitForWork: (timeoutMs) => engine.workSignal.wait(timeoutMs),
   };

@@ -1,27 +1,30 @@
 import {
   cancelQueuedTaskRuns,
   completeTaskRunWithEvent,
+  emitEvent,
+  EVENTS_CHANNEL,
+  getExecution,
+  listWaitedOnChildren,
+  lockExecution,
+  lockNextEvent,
+  markEventProcessed,
+  markExecutionCancelRequested,
+  recordEventFailure,
   requestCancel,
+  setExecutionState,
   watchdogSweep,
   type CompleteResult,
   type CompleteTaskRun,
+  type ExecutionRecord,
+  type Transaction,
 } from '@sluice/store';
 import { StartSubflowRequest } from '@sluice/protocol';
 import { createExecutionIn, type CreateExecutionRequest } from './create-execution';
 import { NotFoundError } from './errors';
 import { handleEvent } from './event-handlers';
-import { EVENTS_CHANNEL, emitEvent, lockNextEvent, markEventProcessed, recordEventFailure } from './events';
 import { settleExecution, type ProgressEffects } from './progress';
 import type { EngineDeps } from './settings';
-import {
-  getExecution,
-  lockExecution,
-  markExecutionCancelRequested,
-  setExecutionState,
-  type ExecutionRecord,
-} from './sql/executions';
-import { startSubflowIn, waitedOnChildren } from './subflows';
-import { inTransaction } from './transactions';
+import { startSubflowIn } from './subflows';
 import { WorkSignal } from './work-signal';
 
 export type { CreateExecutionRequest } from './create-execution';
@@ -51,11 +54,9 @@ export class Engine {
     if (effects.eventsEmitted) this.eventSignal.notify();
   }
 
-  private async transact<T>(
-    fn: (tx: import('pg').PoolClient, effects: ProgressEffects) => Promise<T>,
-  ): Promise<T> {
+  private async transact<T>(fn: (tx: Transaction, effects: ProgressEffects) => Promise<T>): Promise<T> {
     const effects: ProgressEffects = { queuedAny: false };
-    const result = await inTransaction(this.deps.pool, (tx) => {
+    const result = await this.deps.store.inTransaction((tx) => {
       effects.queuedAny = false;
       effects.eventsEmitted = false;
       return fn(tx, effects);
@@ -80,7 +81,7 @@ export class Engine {
       flowId: req.flowId,
       trigger: req.trigger ?? 'api',
     });
-    return (await getExecution(this.deps.pool, created.id)) ?? created;
+    return (await getExecution(this.deps.store, created.id)) ?? created;
   }
 
   /** Cancel: queued task runs end at once, active ones (and waited-on subflows) are asked to stop. */
@@ -99,10 +100,10 @@ export class Engine {
       await cancelQueuedTaskRuns(tx, executionId);
       await requestCancel(tx, executionId);
       await settleExecution(tx, { ...execution, cancelRequested: true }, this.deps.settings, effects);
-      return waitedOnChildren(tx, executionId);
+      return listWaitedOnChildren(tx, executionId);
     });
     for (const child of children) await this.cancelExecution(child);
-    const after = await getExecution(this.deps.pool, executionId);
+    const after = await getExecution(this.deps.store, executionId);
     if (!after) throw new NotFoundError(`execution ${executionId}`);
     return after;
   }
@@ -117,7 +118,7 @@ export class Engine {
     // along is the event consumer's job, so completions of one wide execution
     // do not queue behind each other on the execution row.
     // One statement writes the completion and its outbox event together.
-    const completed = await completeTaskRunWithEvent(this.deps.pool, req, {
+    const completed = await completeTaskRunWithEvent(this.deps.store, req, {
       kind: 'task_run.ended',
       channel: EVENTS_CHANNEL,
     });
@@ -173,7 +174,7 @@ export class Engine {
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         this.deps.log.error('event failed', { eventId: failedId, error: message });
-        if (failedId) await recordEventFailure(this.deps.pool, failedId, message);
+        if (failedId) await recordEventFailure(this.deps.store, failedId, message);
         break;
       }
     }

@@ -1,22 +1,27 @@
-import type { PoolClient } from 'pg';
 import {
+  emitEvent,
+  getExecution,
   getOutputsOfExecution,
   getTaskRun,
-  isActiveByKey,
+  lockExecution,
+  resumeParkedTaskRun,
   setOutputs,
-  toTaskRunRow,
+  type PendingEvent,
+  type Transaction,
 } from '@sluice/store';
-import { emitEvent, type PendingEvent } from './events';
 import { afterTaskRunEnded, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
-import { getExecution, lockExecution } from './sql/executions';
 
 /**
  * A child execution ended: its parked parent task run ends the same way
  * (SUCCEEDED / FAILED / CANCELLED), with the child's id, state and outputs
  * (`<task>.<key>`) as its outputs.
  */
-async function resumeSubflowParent(tx: PoolClient, childId: string, effects: ProgressEffects): Promise<void> {
+async function resumeSubflowParent(
+  tx: Transaction,
+  childId: string,
+  effects: ProgressEffects,
+): Promise<void> {
   const child = await getExecution(tx, childId);
   if (!child?.parentTaskRunId) return;
   const parent = await getTaskRun(tx, child.parentTaskRunId);
@@ -25,26 +30,19 @@ async function resumeSubflowParent(tx: PoolClient, childId: string, effects: Pro
   const state =
     child.state === 'SUCCEEDED' ? 'SUCCEEDED' : child.state === 'CANCELLED' ? 'CANCELLED' : 'FAILED';
   const reason = state === 'SUCCEEDED' ? null : state === 'CANCELLED' ? 'cancelled' : 'error';
-  const ended = await tx.query(
-    `UPDATE task_runs SET state = $3, reason = $4, error = $5, ended_at = now(), waiting_on_execution_id = NULL
-     WHERE id = $1 AND waiting_on_execution_id = $2 AND ${isActiveByKey()}
-     RETURNING *`,
-    [
-      parent.id,
-      childId,
-      state,
-      reason,
-      state === 'SUCCEEDED' ? null : `subflow execution ${childId} ended ${child.state}`,
-    ],
-  );
-  const row = ended.rows[0];
-  if (!row) return; // already resumed by an earlier delivery, or cancelled meanwhile
+  const resumed = await resumeParkedTaskRun(tx, {
+    taskRunId: parent.id,
+    childExecutionId: childId,
+    state,
+    reason,
+    error: state === 'SUCCEEDED' ? null : `subflow execution ${childId} ended ${child.state}`,
+  });
+  if (!resumed) return; // already resumed by an earlier delivery, or cancelled meanwhile
   const childOutputs = await getOutputsOfExecution(tx, childId);
   const outputs: Record<string, string> = { executionId: childId, state: child.state };
   for (const [task, values] of Object.entries(childOutputs)) {
     for (const [key, value] of Object.entries(values)) outputs[`${task}.${key}`] = value;
   }
-  const resumed = toTaskRunRow(row as Record<string, unknown>);
   await setOutputs(tx, { taskRunId: resumed.id, fence: resumed.fence, outputs });
   await emitEvent(tx, { kind: 'task_run.ended', payload: { taskRunId: resumed.id } });
   effects.eventsEmitted = true;
@@ -52,7 +50,7 @@ async function resumeSubflowParent(tx: PoolClient, childId: string, effects: Pro
 
 /** Handles one event inside the consumer's transaction. Every handler is idempotent. */
 export async function handleEvent(
-  tx: PoolClient,
+  tx: Transaction,
   event: PendingEvent,
   settings: EngineSettings,
   effects: ProgressEffects,

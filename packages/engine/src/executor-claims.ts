@@ -1,12 +1,10 @@
 import {
+  appendClaimRecord,
   claimTaskRuns,
   claimTaskRunsRecorded,
-  isActiveByKey,
-  query,
-  toTaskRunRow,
-  type Queryable,
+  getClaimRecord,
+  listTaskRunsHeldBy,
   type ClaimedTaskRunRow,
-  type TaskRunRow,
 } from '@sluice/store';
 import { ClaimRequest, type ClaimedTaskRun } from '@sluice/protocol';
 import { claimOptionsFor, toClaimedTaskRun, type DirectProtocolOptions } from './direct-protocol';
@@ -42,29 +40,34 @@ export async function claimIdempotently(
 ): Promise<IdempotentClaimResult> {
   const req = ClaimRequest.parse(request);
   if (!idempotencyKey) throw new Error('claimIdempotently: idempotencyKey must not be empty');
-  const { pool, settings } = engine.deps;
+  const { store, settings } = engine.deps;
   const claimOptions = claimOptionsFor(req, options.k8sMaxJobs ?? 0);
   const mint = (rows: ClaimedTaskRunRow[]) =>
     Promise.all(rows.map((row) => toClaimedTaskRun(row, settings.jwtSecret)));
   const replay = async (ids: string[]): Promise<IdempotentClaimResult> => ({
-    taskRuns: await mint(await heldBy(pool, req.instanceId, ids)),
+    taskRuns: await mint(await listTaskRunsHeldBy(store, req.instanceId, ids)),
     replayed: true,
   });
 
   if (claimOptions.perPoolLimits) {
-    const recorded = await recordedTaskRunIds(pool, req.instanceId, idempotencyKey);
+    const recorded = await getClaimRecord(store, req.instanceId, idempotencyKey);
     if (recorded) return replay(recorded);
-    // The per-pool limit serialises claimers in a transaction of its own (it
-    // needs the Pool), so the record follows that transaction instead of being
+    // The per-pool limit serialises claimers in a transaction of its own (on
+    // the Store), so the record follows that transaction instead of being
     // part of it. A crash in between leaves the claimed task runs unrecorded:
     // a retry claims others, and those nobody runs are failed `lost` by the
     // watchdog after PIPELINE_HEARTBEAT_TIMEOUT and retried (one attempt
     // spent). Twins in flight at once (a retry while the first call still
     // runs) both claim; their ids are merged, so the later answer has both.
-    const rows = await claimTaskRuns(pool, claimOptions);
+    const rows = await claimTaskRuns(store, claimOptions);
     if (rows.length === 0) return { taskRuns: [], replayed: false };
-    const ids = await appendRecord(pool, req.instanceId, idempotencyKey, rows);
-    const answer = ids.length === rows.length ? rows : await heldBy(pool, req.instanceId, ids);
+    const ids = await appendClaimRecord(
+      store,
+      req.instanceId,
+      idempotencyKey,
+      rows.map((r) => r.id),
+    );
+    const answer = ids.length === rows.length ? rows : await listTaskRunsHeldBy(store, req.instanceId, ids);
     return { taskRuns: await mint(answer), replayed: false };
   }
 
@@ -72,70 +75,10 @@ export async function claimIdempotently(
   // up first: repeats are rare (a lost answer), so the common call should not
   // pay for the lookup. The repeat's claim is undone by its refused record
   // (a twin still in flight is waited for) and the record answers it.
-  const claimed = await claimTaskRunsRecorded(pool, claimOptions, {
+  const claimed = await claimTaskRunsRecorded(store, claimOptions, {
     instanceId: req.instanceId,
     idempotencyKey,
   });
   if (claimed) return { taskRuns: await mint(claimed), replayed: false };
-  return replay((await recordedTaskRunIds(pool, req.instanceId, idempotencyKey)) ?? []);
-}
-
-/** Deletes claim records older than `olderThanMs` (retries come within a minute; an hour is plenty). */
-export async function pruneExecutorClaims(
-  db: Queryable,
-  olderThanMs: number,
-  batchSize = 5000,
-): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const { rowCount } = await query(
-      db,
-      `DELETE FROM executor_claims WHERE ctid IN (
-         SELECT ctid FROM executor_claims
-         WHERE created_at < now() - $1::float8 * interval '1 millisecond'
-         LIMIT $2)`,
-      [olderThanMs, batchSize],
-    );
-    total += rowCount ?? 0;
-    if ((rowCount ?? 0) < batchSize) return total;
-  }
-}
-
-async function recordedTaskRunIds(db: Queryable, instanceId: string, key: string): Promise<string[] | null> {
-  const { rows } = await query<{ task_run_ids: string[] | null }>(
-    db,
-    'SELECT task_run_ids FROM executor_claims WHERE instance_id = $1 AND idempotency_key = $2',
-    [instanceId, key],
-  );
-  return rows[0] ? (rows[0].task_run_ids ?? []) : null;
-}
-
-async function appendRecord(
-  db: Queryable,
-  instanceId: string,
-  key: string,
-  rows: ClaimedTaskRunRow[],
-): Promise<string[]> {
-  const { rows: out } = await query<{ task_run_ids: string[] }>(
-    db,
-    `INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids) VALUES ($1, $2, $3::uuid[])
-     ON CONFLICT (instance_id, idempotency_key)
-     DO UPDATE SET task_run_ids = executor_claims.task_run_ids || EXCLUDED.task_run_ids
-     RETURNING task_run_ids`,
-    [instanceId, key, rows.map((r) => r.id)],
-  );
-  return out[0]?.task_run_ids ?? [];
-}
-
-/** Of `ids`, the task runs `instanceId` still holds, oldest claim first. */
-async function heldBy(db: Queryable, instanceId: string, ids: string[]): Promise<TaskRunRow[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await query(
-    db,
-    `SELECT * FROM task_runs
-     WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND ${isActiveByKey()}
-     ORDER BY available_at, created_at, id`,
-    [ids, instanceId],
-  );
-  return rows.map(toTaskRunRow);
+  return replay((await getClaimRecord(store, req.instanceId, idempotencyKey)) ?? []);
 }

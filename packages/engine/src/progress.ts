@@ -1,15 +1,17 @@
-import type { PoolClient } from 'pg';
-import { listTaskRunsOfExecution, type TaskRunRow } from '@sluice/store';
-import { emitEvent } from './events';
-import type { EngineSettings } from './settings';
 import {
   countRunningExecutionsOfFlow,
+  emitEvent,
+  hasLaterAttempt,
+  listTaskRunsOfExecution,
   lockExecution,
   lockFlowForConcurrency,
   lockQueuedExecutionsOfFlow,
   setExecutionState,
   type ExecutionRecord,
-} from './sql/executions';
+  type TaskRunRow,
+  type Transaction,
+} from '@sluice/store';
+import type { EngineSettings } from './settings';
 import { backoffOf, isActive, latestAttempts, queueAttempt, queueReadyTasks } from './task-queue';
 
 /** What a transaction changed that the caller must announce after commit. */
@@ -27,7 +29,7 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
  * queued.
  */
 export async function startWaitingExecutions(
-  tx: PoolClient,
+  tx: Transaction,
   namespace: string,
   flowId: string,
   settings: EngineSettings,
@@ -57,7 +59,7 @@ export async function startWaitingExecutions(
  * finish first.
  */
 export async function settleExecution(
-  tx: PoolClient,
+  tx: Transaction,
   execution: ExecutionRecord,
   settings: EngineSettings,
   effects: ProgressEffects,
@@ -91,7 +93,7 @@ export async function settleExecution(
  * The caller holds the execution row lock.
  */
 export async function afterTaskRunEnded(
-  tx: PoolClient,
+  tx: Transaction,
   run: TaskRunRow,
   settings: EngineSettings,
   effects: ProgressEffects,
@@ -102,11 +104,7 @@ export async function afterTaskRunEnded(
   if (retryable && run.attempt < run.maxAttempts) {
     const task = execution.definition.flow.tasks.find((t) => t.id === run.taskId);
     // Events arrive at least once: a retry queued by an earlier delivery is not queued again.
-    const retried = await tx.query(
-      'SELECT 1 FROM task_runs WHERE execution_id = $1 AND task_id = $2 AND attempt > $3',
-      [run.executionId, run.taskId, run.attempt],
-    );
-    if (retried.rowCount) return;
+    if (await hasLaterAttempt(tx, run)) return;
     if (task) {
       const delay = backoffOf(task, execution, settings, run.attempt);
       const retry = await queueAttempt(

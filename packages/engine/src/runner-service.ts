@@ -2,11 +2,14 @@ import {
   addMetrics,
   appendLogs,
   artifactsTotalSize,
+  getExecution,
   getTaskRun,
   heartbeatTaskRun,
   markRunning,
   putArtifact,
+  readSnapshot,
   setOutputs,
+  snapshotSize,
   type TaskRunRow,
 } from '@sluice/store';
 import { verifyRunToken } from '@sluice/auth';
@@ -22,8 +25,6 @@ import { StaleFenceError } from '@sluice/protocol';
 import type { Engine } from './engine';
 import { PayloadTooLargeError, RunTokenRevokedError } from './errors';
 import { MissingSecretError, resolveTaskEnv } from './secrets';
-import { readSnapshot } from './snapshots';
-import { getExecution } from './sql/executions';
 
 /** A runner that proved, by its token and the database, that it holds this task run right now. */
 export interface RunnerPrincipal {
@@ -51,7 +52,7 @@ export class RunnerService {
   async authenticate(token: string, taskRunId: string, access: 'read' | 'write'): Promise<RunnerPrincipal> {
     const claims = await verifyRunToken(this.deps.settings.jwtSecret, token);
     if (claims.taskRunId !== taskRunId) throw new RunTokenRevokedError();
-    const taskRun = await getTaskRun(this.deps.pool, taskRunId);
+    const taskRun = await getTaskRun(this.deps.store, taskRunId);
     if (!taskRun) throw new RunTokenRevokedError();
     const current =
       taskRun.fence === claims.fence && (taskRun.state === 'STARTING' || taskRun.state === 'RUNNING');
@@ -67,10 +68,10 @@ export class RunnerService {
   }
 
   async spec(p: RunnerPrincipal): Promise<RunnerTaskSpec> {
-    const { pool, keyring, settings } = this.deps;
+    const { store, keyring, settings } = this.deps;
     if (!keyring) throw new Error('this process has no SLUICE_MASTER_KEYS: it cannot serve the runner API');
     const run = p.taskRun;
-    const execution = await getExecution(pool, run.executionId);
+    const execution = await getExecution(store, run.executionId);
     if (!execution) throw new RunTokenRevokedError();
     const task = run.spec as {
       type: string;
@@ -81,7 +82,7 @@ export class RunnerService {
     };
     let env: Record<string, string>;
     try {
-      env = await resolveTaskEnv(pool, keyring, execution.namespace, task.env);
+      env = await resolveTaskEnv(store, keyring, execution.namespace, task.env);
       for (const [name, value] of Object.entries(task.env ?? {})) {
         if (typeof value !== 'string') this.deps.onSecretResolved?.(env[name] ?? '');
       }
@@ -106,15 +107,7 @@ export class RunnerService {
             script: task.script ?? '',
           }
         : { type: 'command' as const, command: task.command ?? [] };
-    const snapshotSize = execution.snapshotId
-      ? Number(
-          (
-            await pool.query<{ size: number }>('SELECT size FROM snapshots WHERE id = $1', [
-              execution.snapshotId,
-            ])
-          ).rows[0]?.size ?? 0,
-        )
-      : 0;
+    const size = execution.snapshotId ? await snapshotSize(store, execution.snapshotId) : 0;
     return {
       taskRunId: run.id,
       executionId: run.executionId,
@@ -126,19 +119,19 @@ export class RunnerService {
       timeoutMs: run.timeoutMs,
       heartbeatIntervalMs: settings.runnerHeartbeatIntervalMs,
       cancelGraceMs: settings.cancelGraceMs,
-      snapshot: execution.snapshotId ? { id: execution.snapshotId, size: snapshotSize } : null,
+      snapshot: execution.snapshotId ? { id: execution.snapshotId, size } : null,
       limits: settings.runnerLimits,
     };
   }
 
   async snapshot(p: RunnerPrincipal): Promise<Buffer | null> {
-    const execution = await getExecution(this.deps.pool, p.taskRun.executionId);
-    return execution?.snapshotId ? readSnapshot(this.deps.pool, execution.snapshotId) : null;
+    const execution = await getExecution(this.deps.store, p.taskRun.executionId);
+    return execution?.snapshotId ? readSnapshot(this.deps.store, execution.snapshotId) : null;
   }
 
   async started(p: RunnerPrincipal, fence: number): Promise<void> {
     this.checkFence(p, fence);
-    await markRunning(this.deps.pool, { taskRunId: p.taskRun.id, fence });
+    await markRunning(this.deps.store, { taskRunId: p.taskRun.id, fence });
   }
 
   async logs(p: RunnerPrincipal, req: LogBatchRequest): Promise<number> {
@@ -147,7 +140,7 @@ export class RunnerService {
     const lines = req.lines.map((l) =>
       Buffer.byteLength(l.line) > max ? { ...l, line: `${l.line.slice(0, max)}…[cut]` } : l,
     );
-    return appendLogs(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, lines });
+    return appendLogs(this.deps.store, { taskRunId: p.taskRun.id, fence: req.fence, lines });
   }
 
   async outputs(p: RunnerPrincipal, req: OutputsRequest): Promise<void> {
@@ -157,12 +150,12 @@ export class RunnerService {
       if (Buffer.byteLength(value) > max)
         throw new PayloadTooLargeError(`output ${key} is larger than ${max} bytes`);
     }
-    await setOutputs(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, outputs: req.outputs });
+    await setOutputs(this.deps.store, { taskRunId: p.taskRun.id, fence: req.fence, outputs: req.outputs });
   }
 
   async metrics(p: RunnerPrincipal, req: MetricsRequest): Promise<void> {
     this.checkFence(p, req.fence);
-    await addMetrics(this.deps.pool, { taskRunId: p.taskRun.id, fence: req.fence, metrics: req.metrics });
+    await addMetrics(this.deps.store, { taskRunId: p.taskRun.id, fence: req.fence, metrics: req.metrics });
   }
 
   async artifact(p: RunnerPrincipal, fence: number, name: string, content: Buffer): Promise<void> {
@@ -170,18 +163,18 @@ export class RunnerService {
     const { artifactMaxBytes, artifactsTotalMaxBytes } = this.deps.settings.runnerLimits;
     if (content.length > artifactMaxBytes)
       throw new PayloadTooLargeError(`artifact ${name} is larger than ${artifactMaxBytes} bytes`);
-    const total = await artifactsTotalSize(this.deps.pool, p.taskRun.id);
+    const total = await artifactsTotalSize(this.deps.store, p.taskRun.id);
     if (total + content.length > artifactsTotalMaxBytes) {
       throw new PayloadTooLargeError(
         `artifacts of this task run would exceed ${artifactsTotalMaxBytes} bytes`,
       );
     }
-    await putArtifact(this.deps.pool, { taskRunId: p.taskRun.id, fence, name, content });
+    await putArtifact(this.deps.store, { taskRunId: p.taskRun.id, fence, name, content });
   }
 
   async heartbeat(p: RunnerPrincipal, fence: number): Promise<HeartbeatResponse> {
     this.checkFence(p, fence);
-    return heartbeatTaskRun(this.deps.pool, { taskRunId: p.taskRun.id, fence });
+    return heartbeatTaskRun(this.deps.store, { taskRunId: p.taskRun.id, fence });
   }
 
   async result(p: RunnerPrincipal, req: ResultRequest): Promise<string> {

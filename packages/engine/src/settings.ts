@@ -1,6 +1,6 @@
-import type { Pool } from 'pg';
 import type { RunnerLimits } from '@sluice/protocol';
 import type { SecretKeyring } from '@sluice/secrets';
+import type { Store } from '@sluice/store';
 
 /** Engine knobs, from the app's configuration (names of the variables in comments). */
 export interface EngineSettings {
@@ -40,7 +40,8 @@ export interface EngineLog {
 }
 
 export interface EngineDeps {
-  pool: Pool;
+  /** The database: every read and write goes through @sluice/store's functions on it. */
+  store: Store;
   /** Decrypts secrets for the runner API; absent in `sluice jobs`, which resolves none. */
   keyring?: SecretKeyring;
   settings: EngineSettings;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import type { Queryable } from '@sluice/store';
+import { insertSnapshot, readNamespaceFiles, type Queryable } from '@sluice/store';
 
 export interface SnapshotEntry {
   path: string;
@@ -50,26 +50,14 @@ export async function pinSnapshot(
   namespace: string,
   flow: { flowId: string; source: string },
 ): Promise<PinnedSnapshot> {
-  const files = await db.query<{ path: string; content: Buffer }>(
-    'SELECT path, content FROM namespace_files WHERE namespace = $1',
-    [namespace],
-  );
+  const files = await readNamespaceFiles(db, namespace);
   const flowPath = `flows/${flow.flowId}.yaml`;
-  const entries: SnapshotEntry[] = files.rows
+  const entries: SnapshotEntry[] = files
     .filter((f) => f.path !== flowPath)
     .map((f) => ({ path: f.path, content: f.content }));
   entries.push({ path: flowPath, content: Buffer.from(flow.source, 'utf8') });
   const bundle = await buildBundle(entries);
   const id = createHash('sha256').update(bundle).digest('hex');
-  await db.query('INSERT INTO snapshots (id, bundle, size) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
-    id,
-    bundle,
-    bundle.length,
-  ]);
+  await insertSnapshot(db, { id, bundle });
   return { id, size: bundle.length };
-}
-
-export async function readSnapshot(db: Queryable, id: string): Promise<Buffer | null> {
-  const r = await db.query<{ bundle: Buffer }>('SELECT bundle FROM snapshots WHERE id = $1', [id]);
-  return r.rows[0]?.bundle ?? null;
 }

@@ -1,11 +1,15 @@
-import type { PoolClient } from 'pg';
-import { getTaskRun, isActiveByKey } from '@sluice/store';
+import {
+  findChildExecutionId,
+  getTaskRun,
+  lockExecution,
+  parkOnChildExecution,
+  type Transaction,
+} from '@sluice/store';
 import { StaleFenceError, type StartSubflowRequest } from '@sluice/protocol';
 import { createExecutionIn } from './create-execution';
 import { NotFoundError } from './errors';
 import type { ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
-import { lockExecution } from './sql/executions';
 
 /**
  * Starts the child execution of a subflow task run, once: a repeated call
@@ -14,7 +18,7 @@ import { lockExecution } from './sql/executions';
  * child's end resumes it.
  */
 export async function startSubflowIn(
-  tx: PoolClient,
+  tx: Transaction,
   req: Required<Pick<StartSubflowRequest, 'taskRunId' | 'fence' | 'flow' | 'wait'>> & {
     inputs: Record<string, unknown>;
   },
@@ -25,10 +29,8 @@ export async function startSubflowIn(
   if (!parent) throw new NotFoundError(`task run ${req.taskRunId}`);
   const parentExecution = await lockExecution(tx, parent.executionId);
   if (!parentExecution) throw new NotFoundError(`execution ${parent.executionId}`);
-  const existing = await tx.query<{ id: string }>('SELECT id FROM executions WHERE parent_task_run_id = $1', [
-    parent.id,
-  ]);
-  if (existing.rows[0]) return { executionId: existing.rows[0].id };
+  const existing = await findChildExecutionId(tx, parent.id);
+  if (existing) return { executionId: existing };
   if (parent.fence !== req.fence || (parent.state !== 'STARTING' && parent.state !== 'RUNNING')) {
     throw new StaleFenceError(req.taskRunId, req.fence);
   }
@@ -43,21 +45,7 @@ export async function startSubflowIn(
   );
   if (!child) throw new Error(`subflow ${namespace}/${flowId}: execution was not created`);
   if (req.wait) {
-    await tx.query(
-      `UPDATE task_runs SET waiting_on_execution_id = $3, state = 'RUNNING', started_at = coalesce(started_at, now())
-       WHERE id = $1 AND fence = $2`,
-      [parent.id, req.fence, child.id],
-    );
+    await parkOnChildExecution(tx, { taskRunId: parent.id, fence: req.fence, childExecutionId: child.id });
   }
   return { executionId: child.id };
-}
-
-/** Child executions that parked task runs of this execution wait for (cancel reaches them too). */
-export async function waitedOnChildren(tx: PoolClient, executionId: string): Promise<string[]> {
-  const r = await tx.query<{ id: string }>(
-    `SELECT waiting_on_execution_id AS id FROM task_runs
-     WHERE execution_id = $1 AND waiting_on_execution_id IS NOT NULL AND ${isActiveByKey()}`,
-    [executionId],
-  );
-  return r.rows.map((row) => row.id);
 }

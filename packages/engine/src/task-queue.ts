@@ -1,13 +1,14 @@
-import type { PoolClient } from 'pg';
 import {
+  failQueuedTaskRun,
   insertTaskRun,
   getOutputsOfExecution,
   listTaskRunsOfExecution,
+  type ExecutionRecord,
   type TaskRunRow,
+  type Transaction,
 } from '@sluice/store';
 import { renderTemplates, resolveExecutor, type Task } from '@sluice/flows';
 import type { EngineSettings } from './settings';
-import type { ExecutionRecord } from './sql/executions';
 
 /** The latest attempt of each task of an execution (a retry supersedes its predecessor). */
 export function latestAttempts(runs: TaskRunRow[]): Map<string, TaskRunRow> {
@@ -51,7 +52,7 @@ function taskSpec(task: Task, outputs: Record<string, Record<string, string>>): 
  * sees the problem on the task rather than a stuck execution.
  */
 export async function queueAttempt(
-  tx: PoolClient,
+  tx: Transaction,
   execution: ExecutionRecord,
   task: Task,
   attempt: number,
@@ -83,11 +84,7 @@ export async function queueAttempt(
     availableAt,
   });
   if (renderError === null) return row;
-  await tx.query(
-    `UPDATE task_runs SET state = 'FAILED', reason = 'error', error = $2, fence = fence + 1, ended_at = now()
-     WHERE id = $1`,
-    [row.id, `cannot render templates: ${renderError}`],
-  );
+  await failQueuedTaskRun(tx, row.id, `cannot render templates: ${renderError}`);
   return { ...row, state: 'FAILED', reason: 'error', error: `cannot render templates: ${renderError}` };
 }
 
@@ -97,7 +94,7 @@ export async function queueAttempt(
  * (the limit applies before the claim). Returns what it queued.
  */
 export async function queueReadyTasks(
-  tx: PoolClient,
+  tx: Transaction,
   execution: ExecutionRecord,
   settings: EngineSettings,
 ): Promise<TaskRunRow[]> {

@@ -4,6 +4,7 @@ import {
   claimTaskRuns,
   createPool,
   listTaskRunsOfExecution,
+  Store,
   type ClaimedTaskRunRow,
   type TaskRunRow,
 } from '@sluice/store';
@@ -26,6 +27,7 @@ export interface EngineHarness {
 export async function startEngine(settings: Partial<EngineSettings> = {}): Promise<EngineHarness> {
   const db = await createTestDatabase();
   const pool = createPool(db.url);
+  const store = new Store(pool, { databaseUrl: db.url });
   const h: EngineHarness = {
     db,
     pool,
@@ -47,12 +49,12 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
     },
     runsOf: (executionId) => listTaskRunsOfExecution(pool, executionId),
     async close() {
-      await pool.end();
+      await store.close();
       await db.drop();
     },
   };
   h.engine = new Engine({
-    pool,
+    store,
     keyring: new SecretKeyring([randomBytes(32)]),
     settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: 'engine-test-secret-123456', ...settings },
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },

@@ -1,20 +1,18 @@
-import type { Pool } from 'pg';
 import type { SchedulingSettings } from '@sluice/config';
 import { EVENTS_CHANNEL, type Engine } from '@sluice/engine';
 import { StopStack, type Metrics } from '@sluice/observability';
+import { startNotifyRelay, type Store } from '@sluice/store';
 import type { JobsLog } from './log';
-import { startNotifyRelay } from './notify-relay';
 import { startPeriodic } from './periodic';
 import { sampleQueueDepth } from './queue-depth';
 import { startRetention } from './retention';
 import { startScheduler } from './scheduler';
 
 export interface BackgroundJobsOptions {
-  pool: Pool;
+  /** Its databaseUrl is where the dedicated LISTEN connection connects (a pool's connections cannot hold one). */
+  store: Store;
   /** Built without a keyring and with jwtSecret '' in `sluice jobs`; the server passes its own. */
   engine: Engine;
-  /** For the dedicated LISTEN connection (the pool's connections are shared and cannot hold one). */
-  databaseUrl: string;
   scheduling: SchedulingSettings;
   log: JobsLog;
   /** When given: watchdog failures are counted and the queue depth is sampled. */
@@ -44,14 +42,14 @@ export interface BackgroundJobs {
  * caller owns signals and exit codes.
  */
 export async function startBackgroundJobs(options: BackgroundJobsOptions): Promise<BackgroundJobs> {
-  const { pool, engine, scheduling, log, metrics } = options;
+  const { store, engine, scheduling, log, metrics } = options;
   // Stopped in reverse order: first what creates work, last what wakes the consumer.
   const stoppers = new StopStack(log);
   const stop = (): Promise<void> => stoppers.stopAll();
 
   try {
     const relay = startNotifyRelay({
-      databaseUrl: options.databaseUrl,
+      databaseUrl: store.databaseUrl,
       channels: { [EVENTS_CHANNEL]: () => engine.eventSignal.notify() },
       log,
       retryDelayMs: options.listenRetryMs,
@@ -75,13 +73,13 @@ export async function startBackgroundJobs(options: BackgroundJobsOptions): Promi
           intervalMs: options.queueDepthIntervalMs ?? 15_000,
           firstDelayMs: 0,
           log,
-          run: () => sampleQueueDepth(pool, gauge),
+          run: () => sampleQueueDepth(store, gauge),
         }),
       );
     }
     stoppers.push(
       startRetention({
-        pool,
+        store,
         retentionMs: scheduling.retention,
         intervalMs: options.retentionIntervalMs ?? 10 * 60_000,
         firstDelayMs: options.retentionFirstDelayMs,
@@ -90,7 +88,7 @@ export async function startBackgroundJobs(options: BackgroundJobsOptions): Promi
     );
     stoppers.push(
       startScheduler({
-        pool,
+        store,
         engine,
         maxConcurrentJobs: scheduling.maxConcurrentJobs,
         intervalMs: scheduling.schedulerInterval,

@@ -12,8 +12,6 @@ export {
   DEFAULT_RETENTION_BATCH_SIZE,
 } from './retention';
 export type { RetentionOptions, RetentionResult, RetentionScheduleOptions } from './retention';
-export { startNotifyRelay } from './notify-relay';
-export type { NotifyRelay, NotifyRelayOptions } from './notify-relay';
 export { startBackgroundJobs } from './background';
 export type { BackgroundJobs, BackgroundJobsOptions } from './background';
 export { startJobsService } from './service';

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import { countQueuedByPool, type Queryable } from '@sluice/store';
 import type { Metrics } from '@sluice/observability';
 
 /**
@@ -7,11 +7,8 @@ import type { Metrics } from '@sluice/observability';
  * than its last count; reset and set happen in one tick, so no scrape sees
  * the gap.
  */
-export async function sampleQueueDepth(pool: Pool, gauge: Metrics['queueDepth']): Promise<void> {
-  const r = await pool.query<{ pool: string; executorType: string; n: number }>(
-    `SELECT pool, executor_type AS "executorType", count(*)::int AS n
-     FROM task_runs WHERE state = 'QUEUED' GROUP BY pool, executor_type`,
-  );
+export async function sampleQueueDepth(db: Queryable, gauge: Metrics['queueDepth']): Promise<void> {
+  const rows = await countQueuedByPool(db);
   gauge.reset();
-  for (const row of r.rows) gauge.set({ pool: row.pool, executor_type: row.executorType }, row.n);
+  for (const row of rows) gauge.set({ pool: row.pool, executor_type: row.executorType }, row.n);
 }

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import { databaseNow, deleteExpiredBatch, type RetentionKind, type Store } from '@sluice/store';
 import { type JobsLog } from './log';
 import { startPeriodic } from './periodic';
 
@@ -8,7 +8,7 @@ export const EXECUTOR_CLAIM_RETENTION_MS = 60 * 60 * 1000;
 export const DEFAULT_RETENTION_BATCH_SIZE = 1000;
 
 export interface RetentionOptions {
-  pool: Pool;
+  store: Store;
   /** SLUICE_RETENTION; 0 keeps execution data and events forever (claim records are still cleaned). */
   retentionMs: number;
   /** Rows one DELETE removes at most, so no statement holds locks for long. Default 1000. */
@@ -20,7 +20,7 @@ export interface RetentionOptions {
 }
 
 /** Rows deleted, per kind. */
-export interface RetentionResult {
+export interface RetentionResult extends Record<RetentionKind, number> {
   logs: number;
   outputs: number;
   metrics: number;
@@ -29,52 +29,16 @@ export interface RetentionResult {
   executorClaims: number;
 }
 
-/*
- * Task runs whose data may go: their execution ended before the cutoff ($1),
- * they ended themselves, and the execution is not the child of a subflow task
- * run that is still waiting on it. Nothing of a running execution qualifies.
- */
-const EXPIRED_TASK_RUNS = `
-  SELECT tr.id FROM executions e
-  JOIN task_runs tr ON tr.execution_id = e.id
-  WHERE e.ended_at < $1
-    AND e.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
-    AND tr.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
-    AND NOT EXISTS (
-      SELECT 1 FROM task_runs parent
-      WHERE parent.id = e.parent_task_run_id AND parent.state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))`;
-
-/** DELETE of one batch of a task run table's rows, by its primary key `key`; $1 is the cutoff, $2 the batch size. */
-function taskRunDataDelete(table: string, key: string[]): string {
-  return `DELETE FROM ${table} WHERE (${key.join(', ')}) IN (
-            SELECT ${key.map((column) => `d.${column}`).join(', ')}
-            FROM (${EXPIRED_TASK_RUNS}) expired JOIN ${table} d ON d.task_run_id = expired.id
-            LIMIT $2)`;
-}
-
-/** One statement per batch, each deleting at most $2 rows older than the cutoff $1. */
-const BATCH_DELETES = {
-  logs: taskRunDataDelete('task_run_logs', ['task_run_id', 'seq']),
-  outputs: taskRunDataDelete('task_run_outputs', ['task_run_id', 'key']),
-  metrics: taskRunDataDelete('task_run_metrics', ['id']),
-  artifacts: taskRunDataDelete('artifacts', ['task_run_id', 'name']),
-  // Processed events only: a parked (never processed) event stays for diagnosis.
-  events: `DELETE FROM events WHERE id IN (
-             SELECT id FROM events WHERE processed_at < $1 LIMIT $2)`,
-  executorClaims: `DELETE FROM executor_claims WHERE (instance_id, idempotency_key) IN (
-                     SELECT instance_id, idempotency_key FROM executor_claims WHERE created_at < $1 LIMIT $2)`,
-} as const satisfies Record<keyof RetentionResult, string>;
-
 async function deleteInBatches(
-  pool: Pool,
-  sql: string,
+  store: Store,
+  kind: RetentionKind,
   cutoff: Date,
   batchSize: number,
   signal?: AbortSignal,
 ): Promise<number> {
   let total = 0;
   while (!signal?.aborted) {
-    const deleted = (await pool.query(sql, [cutoff, batchSize])).rowCount ?? 0;
+    const deleted = await deleteExpiredBatch(store, kind, cutoff, batchSize);
     total += deleted;
     if (deleted < batchSize) break;
   }
@@ -92,10 +56,7 @@ export async function runRetention(options: RetentionOptions): Promise<Retention
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new Error(`runRetention: batchSize must be a positive integer, got ${batchSize}`);
   }
-  const now =
-    options.now ??
-    (await options.pool.query<{ now: Date }>('SELECT now() AS now')).rows[0]?.now ??
-    new Date();
+  const now = options.now ?? (await databaseNow(options.store));
   const result: RetentionResult = {
     logs: 0,
     outputs: 0,
@@ -105,13 +66,7 @@ export async function runRetention(options: RetentionOptions): Promise<Retention
     executorClaims: 0,
   };
   const run = async (kind: keyof RetentionResult, cutoff: Date) => {
-    result[kind] = await deleteInBatches(
-      options.pool,
-      BATCH_DELETES[kind],
-      cutoff,
-      batchSize,
-      options.signal,
-    );
+    result[kind] = await deleteInBatches(options.store, kind, cutoff, batchSize, options.signal);
   };
   if (options.retentionMs > 0) {
     const cutoff = new Date(now.getTime() - options.retentionMs);

@@ -1,4 +1,10 @@
-import type { Pool } from 'pg';
+import {
+  countActiveTaskRunsUpTo,
+  listScheduledFlows,
+  withSessionLock,
+  type ScheduledFlow,
+  type Store,
+} from '@sluice/store';
 import type { Engine } from '@sluice/engine';
 import { nextDueTimes } from '@sluice/flows';
 import { errorMessage, type JobsLog } from './log';
@@ -15,7 +21,7 @@ export const SCHEDULER_ADVISORY_LOCK_KEY = 72707370;
 export const MAX_DUE_TIMES_PER_FLOW = 100;
 
 export interface SchedulerCycleOptions {
-  pool: Pool;
+  store: Store;
   engine: Pick<Engine, 'createExecution'>;
   /** PIPELINE_MAX_CONCURRENT_JOBS: no creation while this many task runs are queued, starting or running; 0 = no limit. */
   maxConcurrentJobs: number;
@@ -39,51 +45,12 @@ export interface SchedulerCycleResult {
   failed: number;
 }
 
-interface ScheduledFlow {
-  namespace: string;
-  flowId: string;
-  schedule: string;
-  /** max(latest scheduled_for, updated_at): due times strictly after this are owed. */
-  after: Date;
-}
-
 interface DueTime {
   flow: ScheduledFlow;
   at: Date;
 }
 
 const flowKey = (f: Pick<ScheduledFlow, 'namespace' | 'flowId'>) => `${f.namespace}/${f.flowId}`;
-
-async function scheduledFlows(pool: Pool): Promise<{ flows: ScheduledFlow[]; dbNow: Date }> {
-  // GREATEST ignores NULL: a flow that never ran is owed the due times since it was saved.
-  // max(scheduled_for) per flow is an index lookup (executions_namespace_flow_id_scheduled_for_key).
-  const r = await pool.query<ScheduledFlow & { dbNow: Date }>(
-    `SELECT f.namespace, f.flow_id AS "flowId", f.schedule, now() AS "dbNow",
-            GREATEST(f.updated_at,
-                     (SELECT max(e.scheduled_for) FROM executions e
-                      WHERE e.namespace = f.namespace AND e.flow_id = f.flow_id)) AS after
-     FROM flows f
-     WHERE f.schedule IS NOT NULL AND btrim(f.schedule) <> ''
-     ORDER BY f.namespace, f.flow_id`,
-  );
-  const dbNow = r.rows[0]?.dbNow ?? new Date();
-  return { flows: r.rows.map(({ dbNow: _ignored, ...flow }) => flow), dbNow };
-}
-
-/** Task runs that count against PIPELINE_MAX_CONCURRENT_JOBS, counted only up to `limit` (cheap with a big backlog). */
-async function activeTaskRuns(pool: Pool, limit: number): Promise<number> {
-  const r = await pool.query<{ n: number }>(
-    // Two counts, each matching one partial index (task_runs_claim_idx,
-    // task_runs_active_idx): one IN over all three states matches neither
-    // and would scan the whole history.
-    `SELECT least($1::int,
-              (SELECT count(*) FROM (SELECT 1 FROM task_runs WHERE state = 'QUEUED' LIMIT $1) q)
-            + (SELECT count(*) FROM (SELECT 1 FROM task_runs WHERE state IN ('STARTING', 'RUNNING') LIMIT $1) a)
-           )::int AS n`,
-    [limit],
-  );
-  return r.rows[0]?.n ?? 0;
-}
 
 function dueTimes(flows: ScheduledFlow[], now: Date, perFlow: number, log: JobsLog): DueTime[] {
   const due: DueTime[] = [];
@@ -117,7 +84,7 @@ async function createDue(
   for (const [index, { flow, at }] of due.entries()) {
     if (failedFlows.has(flowKey(flow))) continue;
     const limit = options.maxConcurrentJobs;
-    if (limit > 0 && (await activeTaskRuns(options.pool, limit)) >= limit) {
+    if (limit > 0 && (await countActiveTaskRunsUpTo(options.store, limit)) >= limit) {
       result.skippedForCapacity = due.length - index;
       options.log.info('scheduler at capacity; due executions wait for the next cycle', {
         maxConcurrentJobs: limit,
@@ -157,34 +124,17 @@ async function createDue(
  */
 export async function runSchedulerCycle(options: SchedulerCycleOptions): Promise<SchedulerCycleResult> {
   const idle = { created: 0, alreadyExisted: 0, skippedForCapacity: 0, failed: 0 };
-  const client = await options.pool.connect();
-  let broken: Error | undefined;
-  try {
-    const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
-      SCHEDULER_ADVISORY_LOCK_KEY,
-    ]);
-    if (!lock.rows[0]?.locked) return { ran: false, ...idle };
-    try {
-      const { flows, dbNow } = await scheduledFlows(options.pool);
-      const due = dueTimes(
-        flows,
-        options.now ?? dbNow,
-        options.maxDueTimesPerFlow ?? MAX_DUE_TIMES_PER_FLOW,
-        options.log,
-      );
-      return { ran: true, ...(await createDue(options, due)) };
-    } finally {
-      // A session lock outlives the cycle unless released; if the unlock itself fails the
-      // connection is suspect, so it is destroyed (which also drops the lock).
-      await client
-        .query('SELECT pg_advisory_unlock($1)', [SCHEDULER_ADVISORY_LOCK_KEY])
-        .catch((err: unknown) => {
-          broken = err instanceof Error ? err : new Error(String(err));
-        });
-    }
-  } finally {
-    client.release(broken);
-  }
+  const cycle = await withSessionLock(options.store, SCHEDULER_ADVISORY_LOCK_KEY, async () => {
+    const { flows, dbNow } = await listScheduledFlows(options.store);
+    const due = dueTimes(
+      flows,
+      options.now ?? dbNow,
+      options.maxDueTimesPerFlow ?? MAX_DUE_TIMES_PER_FLOW,
+      options.log,
+    );
+    return createDue(options, due);
+  });
+  return cycle.locked ? { ran: true, ...cycle.value } : { ran: false, ...idle };
 }
 
 export interface SchedulerOptions extends Omit<SchedulerCycleOptions, 'now'> {

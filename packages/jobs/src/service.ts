@@ -1,6 +1,5 @@
 import express from 'express';
-import type { Pool } from 'pg';
-import { createPool, migrate } from '@sluice/store';
+import { migrate, openStore } from '@sluice/store';
 import type { JobsConfig } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import {
@@ -20,7 +19,7 @@ export interface JobsServiceOptions {
 export interface RunningJobsService {
   /** http://127.0.0.1:<port> of the internal server (/live, /ready, /metrics). */
   internalUrl: string;
-  /** Stops the background jobs, the internal server and the pool, in that order; never rejects. */
+  /** Stops the background jobs, the internal server and the store, in that order; never rejects. */
   stop(): Promise<void>;
 }
 
@@ -40,11 +39,11 @@ export async function startJobsService(
     const { applied } = await migrate(config.databaseUrl, { log: (message) => log.info(message) });
     log.info('database migrated', { applied: applied.length });
 
-    const pool: Pool = createPool(config.databaseUrl, {
+    const store = openStore(config.databaseUrl, {
       applicationName: 'sluice-jobs',
       preparedStatements: config.databasePreparedStatements,
     });
-    stoppers.push(() => pool.end());
+    stoppers.push(() => store.close());
     const metrics = createMetrics({ service: 'jobs' });
 
     const app = express();
@@ -53,7 +52,7 @@ export async function startJobsService(
       registry: metrics.registry,
       ready: async () => {
         try {
-          await pool.query('SELECT 1');
+          await store.ping();
           return { ok: true };
         } catch (err) {
           return { ok: false, detail: `database: ${errorMessage(err)}` };
@@ -65,7 +64,7 @@ export async function startJobsService(
 
     // No keyring and no JWT secret: the jobs service resolves no secrets and mints no run tokens.
     const engine = new Engine({
-      pool,
+      store,
       settings: {
         ...DEFAULT_ENGINE_SETTINGS,
         jwtSecret: '',
@@ -74,9 +73,8 @@ export async function startJobsService(
       log,
     });
     const jobs = await startBackgroundJobs({
-      pool,
+      store,
       engine,
-      databaseUrl: config.databaseUrl,
       scheduling: config.scheduling,
       log,
       metrics,

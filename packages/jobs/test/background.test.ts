@@ -1,5 +1,4 @@
-import type { Pool } from 'pg';
-import { claimTaskRuns, createPool, type ClaimedTaskRunRow } from '@sluice/store';
+import { claimTaskRuns, openStore, type ClaimedTaskRunRow, type Store } from '@sluice/store';
 import type { SchedulingSettings } from '@sluice/config';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';
@@ -19,23 +18,22 @@ const scheduling: SchedulingSettings = {
 
 describe('background jobs', () => {
   let h: JobsHarness;
-  let jobsPool: Pool;
+  let jobsStore: Store;
   let jobs: BackgroundJobs;
   const metrics = createMetrics();
 
   beforeAll(async () => {
     h = await startJobsHarness();
     // The jobs service's own pool and engine: it learns of other processes' events only through NOTIFY or polling.
-    jobsPool = createPool(h.db.url);
+    jobsStore = openStore(h.db.url);
     const engine = new Engine({
-      pool: jobsPool,
+      store: jobsStore,
       settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: '' },
       log: silentLogger,
     });
     jobs = await startBackgroundJobs({
-      pool: jobsPool,
+      store: jobsStore,
       engine,
-      databaseUrl: h.db.url,
       scheduling,
       log: silentLogger,
       metrics,
@@ -47,7 +45,7 @@ describe('background jobs', () => {
   });
   afterAll(async () => {
     await jobs.stop();
-    await jobsPool.end();
+    await jobsStore.close();
     await h.close();
   });
 

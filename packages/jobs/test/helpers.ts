@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { createPool } from '@sluice/store';
+import { createPool, Store } from '@sluice/store';
 import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { parseFlow } from '@sluice/flows';
 import { createTestDatabase, silentLogger, type TestDatabase } from '@sluice/testing';
@@ -7,6 +7,8 @@ import { createTestDatabase, silentLogger, type TestDatabase } from '@sluice/tes
 export interface JobsHarness {
   db: TestDatabase;
   pool: Pool;
+  /** The harness's pool as the store handle the jobs take. */
+  store: Store;
   /** As `sluice jobs` builds it: no keyring, no JWT secret. */
   engine: Engine;
   /**
@@ -27,14 +29,16 @@ export interface JobsHarness {
 export async function startJobsHarness(): Promise<JobsHarness> {
   const db = await createTestDatabase();
   const pool = createPool(db.url, { max: 20 });
+  const store = new Store(pool, { databaseUrl: db.url });
   const engine = new Engine({
-    pool,
+    store,
     settings: { ...DEFAULT_ENGINE_SETTINGS, jwtSecret: '' },
     log: silentLogger,
   });
   return {
     db,
     pool,
+    store,
     engine,
     async storeFlow(flowId, schedule, options = {}) {
       const yaml = [
@@ -66,7 +70,7 @@ export async function startJobsHarness(): Promise<JobsHarness> {
       return r.rows.map((row) => row.scheduled_for);
     },
     async close() {
-      await pool.end();
+      await store.close();
       await db.drop();
     },
   };

@@ -93,7 +93,7 @@ describe('retention', () => {
     const running = await seed({ state: 'RUNNING', endedDaysAgo: null });
 
     // Batches of 3: 20 log lines need 7 statements, so only a loop over batches clears them.
-    const result = await runRetention({ pool: h.pool, retentionMs: RETENTION, batchSize: 3 });
+    const result = await runRetention({ store: h.store, retentionMs: RETENTION, batchSize: 3 });
     expect(result).toEqual<RetentionResult>({
       logs: 20,
       outputs: 4,
@@ -116,11 +116,11 @@ describe('retention', () => {
   it('keeps an old child execution whose subflow parent still waits on it', async () => {
     const parent = await seed({ state: 'RUNNING', endedDaysAgo: null });
     const child = await seed({ state: 'SUCCEEDED', endedDaysAgo: 40, parentTaskRunId: parent.taskRunId });
-    await runRetention({ pool: h.pool, retentionMs: RETENTION });
+    await runRetention({ store: h.store, retentionMs: RETENTION });
     expect(await dataOf(child.taskRunId)).toEqual(untouched);
 
     await h.pool.query(`UPDATE task_runs SET state = 'SUCCEEDED' WHERE id = $1`, [parent.taskRunId]);
-    await runRetention({ pool: h.pool, retentionMs: RETENTION });
+    await runRetention({ store: h.store, retentionMs: RETENTION });
     expect(await dataOf(child.taskRunId)).toEqual(gone);
   });
 
@@ -135,7 +135,7 @@ describe('retention', () => {
       `INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids, created_at) VALUES
          ('a', 'old', '{}', now() - interval '2 hours'), ('a', 'new', '{}', now() - interval '10 minutes')`,
     );
-    expect(await runRetention({ pool: h.pool, retentionMs: RETENTION })).toMatchObject({
+    expect(await runRetention({ store: h.store, retentionMs: RETENTION })).toMatchObject({
       events: 1,
       executorClaims: 1,
     });
@@ -156,7 +156,7 @@ describe('retention', () => {
       `INSERT INTO executor_claims (instance_id, idempotency_key, task_run_ids, created_at)
        VALUES ('a', 'old', '{}', now() - interval '2 hours')`,
     );
-    expect(await runRetention({ pool: h.pool, retentionMs: 0 })).toEqual<RetentionResult>({
+    expect(await runRetention({ store: h.store, retentionMs: 0 })).toEqual<RetentionResult>({
       logs: 0,
       outputs: 0,
       metrics: 0,
@@ -171,7 +171,7 @@ describe('retention', () => {
     const old = await seed({ state: 'SUCCEEDED', endedDaysAgo: 40 });
     const passes: RetentionResult[] = [];
     const stop = startRetention({
-      pool: h.pool,
+      store: h.store,
       retentionMs: RETENTION,
       intervalMs: 50,
       firstDelayMs: 0,

@@ -26,7 +26,7 @@ describe('scheduler', () => {
 
   const cycle = (options: { now?: Date; maxConcurrentJobs?: number; log?: typeof silentLogger } = {}) =>
     runSchedulerCycle({
-      pool: h.pool,
+      store: h.store,
       engine: h.engine,
       maxConcurrentJobs: options.maxConcurrentJobs ?? 0,
       log: options.log ?? silentLogger,
@@ -134,7 +134,7 @@ describe('scheduler', () => {
     await h.storeFlow('interval', EVERY_SECOND, { updatedAt: new Date(now.getTime() - 2000) });
     const cycles: SchedulerCycleResult[] = [];
     const stop = startScheduler({
-      pool: h.pool,
+      store: h.store,
       engine: h.engine,
       maxConcurrentJobs: 0,
       log: silentLogger,

@@ -1,12 +1,11 @@
-import type { Pool } from 'pg';
 import { Router } from 'express';
 import { createInternalApp, createPublicApp } from '@sluice/api';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sluice/bootstrap';
-import { createPool, createPrismaClient, migrate, TASK_RUN_QUEUED_CHANNEL } from '@sluice/store';
+import { migrate, openStore, startNotifyRelay, TASK_RUN_QUEUED_CHANNEL } from '@sluice/store';
 import type { ServerConfig } from '@sluice/config';
 import { createDirectExecutorProtocol, DEFAULT_ENGINE_SETTINGS, Engine, RunnerService } from '@sluice/engine';
 import { createInstance, standaloneSlotGroups } from '@sluice/instance';
-import { startBackgroundJobs, startNotifyRelay } from '@sluice/jobs';
+import { startBackgroundJobs } from '@sluice/jobs';
 import {
   createLogger,
   createMetrics,
@@ -79,13 +78,11 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     const { applied } = await migrate(databaseUrl, { log: (m) => log.info(m) });
     log.info('database migrated', { applied: applied.length });
 
-    const pool: Pool = createPool(databaseUrl, { preparedStatements: config.databasePreparedStatements });
-    stoppers.push(() => pool.end());
-    const prisma = createPrismaClient(databaseUrl);
-    stoppers.push(() => prisma.$disconnect());
+    const store = openStore(databaseUrl, { preparedStatements: config.databasePreparedStatements });
+    stoppers.push(() => store.close());
 
     const engine = new Engine({
-      pool,
+      store,
       keyring: new SecretKeyring(secrets.masterKeys),
       settings: {
         ...DEFAULT_ENGINE_SETTINGS,
@@ -103,7 +100,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
 
     const ready = async () => {
       try {
-        await pool.query('SELECT 1');
+        await store.ping();
         return { ok: true };
       } catch (err) {
         return { ok: false, detail: `database: ${err instanceof Error ? err.message : String(err)}` };
@@ -127,8 +124,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     });
     const publicApp = createPublicApp(
       {
-        pool,
-        prisma,
+        store,
         engine,
         keyring: new SecretKeyring(secrets.masterKeys),
         jwtSecret: secrets.jwtSecret,
@@ -158,9 +154,8 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     if (options.standalone) {
       // What `sluice jobs` runs in distributed mode: scheduler, watchdog, retention, event consumers.
       const jobs = await startBackgroundJobs({
-        pool,
+        store,
         engine,
-        databaseUrl,
         scheduling: config.scheduling,
         log,
         metrics,

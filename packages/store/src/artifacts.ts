@@ -1,4 +1,4 @@
-import { query, type Queryable } from './db';
+import { query, type Queryable } from './handle';
 import { assertTaskRunId, isUuid } from './errors';
 import { toArtifactInfo, toArtifactRow, type ArtifactInfo, type ArtifactRow } from './rows';
 import { FENCED_TASK_RUN_CTE, refuseWrite } from './task-runs/fence';

@@ -1,21 +1,5 @@
-import { Pool, type PoolClient, type PoolConfig, type QueryResult, type QueryResultRow } from 'pg';
-import type { PrismaClient } from './generated/prisma/client';
-
-/**
- * Anything that runs one query: the pool (each call on whatever connection is
- * free) or a client inside a transaction. Every store function takes one, so
- * the engine can compose several of them atomically with withTransaction.
- */
-export type Queryable = Pool | PoolClient;
-
-/** The one query signature store functions rely on (Pool and PoolClient both fit). */
-export async function query<R extends QueryResultRow>(
-  db: Queryable,
-  text: string,
-  values: unknown[] = [],
-): Promise<QueryResult<R>> {
-  return db.query<R>(text, values);
-}
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { Store } from './handle';
 
 export interface CreatePoolOptions {
   /** Most connections this process opens (pg's default is 10). */
@@ -68,39 +52,7 @@ function sendUnnamed(client: PoolClient): void {
   client.query = unnamed as PoolClient['query'];
 }
 
-/** Runs fn in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
-export async function withTransaction<T>(pool: Pool, fn: (tx: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: unknown;
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (rollbackErr) {
-      broken = rollbackErr; // the connection is unusable: do not return it to the pool
-    }
-    throw err;
-  } finally {
-    client.release(broken instanceof Error ? broken : undefined);
-  }
+/** A Store on a new pool for `url` (Prisma and LISTEN connect to the same URL). */
+export function openStore(url: string, opts: CreatePoolOptions = {}): Store {
+  return new Store(createPool(url, opts), { databaseUrl: url });
 }
-
-/**
- * A Prisma client for the plain CRUD parts of the model (flows, files,
- * snapshots). Queries go through @prisma/adapter-pg. The generated client and
- * the adapter are loaded on first use, so processes that never need Prisma
- * (executors, the runner) do not pay for loading them.
- */
-export function createPrismaClient(url: string): PrismaClient {
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { PrismaPg } = require('@prisma/adapter-pg') as typeof import('@prisma/adapter-pg');
-  const generated = require('./generated/prisma/client') as typeof import('./generated/prisma/client');
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  return new generated.PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
-}
-
-export type { PrismaClient };

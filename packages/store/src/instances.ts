@@ -1,5 +1,5 @@
 import type { ExecutorType, InstanceRegistration } from '@sluice/protocol';
-import { query, type Queryable } from './db';
+import { query, type Queryable } from './handle';
 import { toInstanceRow, type InstanceRow } from './rows';
 
 /**
@@ -28,14 +28,6 @@ export async function registerInstance(db: Queryable, reg: InstanceRegistration)
     ],
   );
   return toInstanceRow(rows[0] as Record<string, unknown>);
-}
-
-/** Marks an instance as seen (each claim does), without re-registering it. Returns false for an unknown id. */
-export async function touchInstance(db: Queryable, instanceId: string): Promise<boolean> {
-  const { rowCount } = await query(db, 'UPDATE instances SET last_seen_at = now() WHERE id = $1', [
-    instanceId,
-  ]);
-  return (rowCount ?? 0) > 0;
 }
 
 /** Every instance, or those seen within `seenWithinMs`; by id. */

@@ -1,5 +1,5 @@
 import type { LogLine } from '@sluice/protocol';
-import { query, type Queryable } from './db';
+import { query, type Queryable } from './handle';
 import { assertTaskRunId, isUuid } from './errors';
 import { toLogLineRow, type LogLineRow } from './rows';
 import { FENCED_TASK_RUN_CTE, refuseWrite } from './task-runs/fence';

@@ -37,22 +37,6 @@ export interface TaskRunRow {
   endedAt: Date | null;
 }
 
-export interface ExecutionRow {
-  id: string;
-  namespace: string;
-  flowId: string;
-  snapshotId: string | null;
-  definition: JsonObject;
-  state: string;
-  reason: string | null;
-  trigger: string;
-  scheduledFor: Date | null;
-  cancelRequested: boolean;
-  createdAt: Date;
-  startedAt: Date | null;
-  endedAt: Date | null;
-}
-
 export interface InstanceRow {
   id: string;
   type: string;
@@ -185,24 +169,6 @@ export function toEndedTaskRunRow(r: Raw): EndedTaskRunRow {
     reason: r.reason as TaskRunReason | null,
     exitCode: numOrNull(r.exit_code),
     error: strOrNull(r.error),
-    endedAt: dateOrNull(r.ended_at),
-  };
-}
-
-export function toExecutionRow(r: Raw): ExecutionRow {
-  return {
-    id: String(r.id),
-    namespace: String(r.namespace),
-    flowId: String(r.flow_id),
-    snapshotId: strOrNull(r.snapshot_id),
-    definition: r.definition as JsonObject,
-    state: String(r.state),
-    reason: strOrNull(r.reason),
-    trigger: String(r.trigger),
-    scheduledFor: dateOrNull(r.scheduled_for),
-    cancelRequested: Boolean(r.cancel_requested),
-    createdAt: date(r.created_at),
-    startedAt: dateOrNull(r.started_at),
     endedAt: dateOrNull(r.ended_at),
   };
 }

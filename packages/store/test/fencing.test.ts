@@ -5,7 +5,6 @@ import {
   cancelQueuedTaskRuns,
   cancelRequestedAmong,
   claimTaskRuns,
-  completeTaskRun,
   createPool,
   failTaskRunsOfOwner,
   getTaskRun,
@@ -16,7 +15,7 @@ import {
   requestCancel,
   watchdogSweep,
 } from '@sluice/store';
-import { claimOne, queueOne, seedExecution, useStoreDatabase } from './fixtures';
+import { claimOne, completeTaskRun, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 describe('fenced writes', () => {
   const store = useStoreDatabase();

@@ -4,9 +4,13 @@ import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import type { ExecutorType } from '@sluice/protocol';
 import {
   claimTaskRuns,
+  completeTaskRunWithEvent,
   createPool,
   insertTaskRun,
   type ClaimedTaskRunRow,
+  type CompleteResult,
+  type CompleteTaskRun,
+  type Queryable,
   type TaskRunRow,
 } from '@sluice/store';
 
@@ -111,4 +115,12 @@ export function useStoreDatabase(): StoreDatabase {
       return ready(pool);
     },
   };
+}
+
+/**
+ * The holder's completion as production writes it (completeTaskRunWithEvent),
+ * for tests about the completion's decisions rather than its event.
+ */
+export function completeTaskRun(db: Queryable, req: CompleteTaskRun): Promise<CompleteResult> {
+  return completeTaskRunWithEvent(db, req, { kind: 'task_run.ended', channel: 'sluice_store_test' });
 }

@@ -1,5 +1,5 @@
 import type { InstanceRegistration } from '@sluice/protocol';
-import { listInstances, registerInstance, servedPools, touchInstance } from '@sluice/store';
+import { listInstances, registerInstance, servedPools } from '@sluice/store';
 import { useStoreDatabase } from './fixtures';
 
 const registration = (over: Partial<InstanceRegistration> = {}): InstanceRegistration => ({
@@ -64,8 +64,11 @@ describe('instances', () => {
       { executorType: 'kubernetes', pool: 'batch' },
     ]);
 
-    expect(await touchInstance(store.pool, 'old')).toBe(true);
-    expect(await touchInstance(store.pool, 'never-registered')).toBe(false);
+    // Seen again (instances re-register periodically): it serves its pools again.
+    await registerInstance(
+      store.pool,
+      registration({ instanceId: 'old', pools: ['legacy'], executors: ['process'] }),
+    );
     expect(await servedPools(store.pool, 60_000)).toContainEqual({ executorType: 'process', pool: 'legacy' });
   });
 });

@@ -9,7 +9,6 @@ import {
   cancelQueuedTaskRuns,
   cancelRequestedAmong,
   claimTaskRuns,
-  completeTaskRun,
   completeTaskRunWithEvent,
   heartbeatTaskRun,
   isStillRunning,
@@ -18,7 +17,7 @@ import {
   requestCancel,
   type ClaimedTaskRunRow,
 } from '@sluice/store';
-import { queueMany, queueOne, seedExecution, useStoreDatabase } from './fixtures';
+import { completeTaskRun, queueMany, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 const ACTIVE = 300;
 

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { claimTaskRuns, completeTaskRun, createPool, withTransaction } from '@sluice/store';
-import { queueMany, seedExecution } from './fixtures';
+import { claimTaskRuns, createPool, withTransaction } from '@sluice/store';
+import { completeTaskRun, queueMany, seedExecution } from './fixtures';
 
 // The claim and completion go out as named statements unless the pool is made
 // with preparedStatements: false (SLUICE_DATABASE_PREPARED_STATEMENTS=false,
@@ -46,7 +46,7 @@ describe('prepared statements', () => {
   it('prepares the claim and the completion once per connection by default', async () => {
     expect(await claimAndCompleteOnOneConnection()).toEqual([
       'sluice_claim_task_runs_1',
-      'sluice_complete_task_run',
+      'sluice_complete_task_run_with_event',
     ]);
   });
 

@@ -3,7 +3,6 @@ import {
   addMetrics,
   appendLogs,
   artifactsTotalSize,
-  completeTaskRun,
   getArtifact,
   getOutputsOfExecution,
   listArtifacts,
@@ -13,7 +12,7 @@ import {
   setOutputs,
   watchdogSweep,
 } from '@sluice/store';
-import { claimOne, queueOne, seedExecution, useStoreDatabase } from './fixtures';
+import { claimOne, completeTaskRun, queueOne, seedExecution, useStoreDatabase } from './fixtures';
 
 const line = (seq: number, text = `line ${seq}`): LogLine => ({
   seq,

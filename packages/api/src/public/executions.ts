@@ -1,10 +1,5 @@
 import { Router } from 'express';
-import {
-  getOutputsOfExecution,
-  listTaskRunsOfExecution,
-  servedPools,
-  type TaskRunRow,
-} from '@sluice/store';
+import { getOutputsOfExecution, listTaskRunsOfExecution, servedPools, type TaskRunRow } from '@sluice/store';
 import { getExecution } from '@sluice/engine';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
@@ -61,12 +56,12 @@ export function executionRoutes(ctx: PublicApiContext): Router {
 
   router.get('/executions/:id', async (req, res) => {
     const id = checkId('execution', String(req.params.id));
-    const execution = await getExecution(ctx.pool, id);
+    const execution = await getExecution(ctx.store, id);
     if (!execution) throw new HttpError(404, 'not_found', `execution ${id} not found`);
     const [runs, served, outputs] = await Promise.all([
-      listTaskRunsOfExecution(ctx.pool, id),
-      servedPools(ctx.pool, ctx.executorSilenceTimeoutMs),
-      getOutputsOfExecution(ctx.pool, id),
+      listTaskRunsOfExecution(ctx.store, id),
+      servedPools(ctx.store, ctx.executorSilenceTimeoutMs),
+      getOutputsOfExecution(ctx.store, id),
     ]);
     const servedSet = new Set(served.map((s) => `${s.executorType}\0${s.pool}`));
     res.json({

@@ -8,7 +8,7 @@ export function executorRoutes(ctx: PublicApiContext): Router {
 
   // ListExecutors: instances that reported within PIPELINE_EXECUTOR_SILENCE_TIMEOUT; silent ones keep their row.
   router.get('/executors', async (_req, res) => {
-    const rows = await listInstances(ctx.pool, { seenWithinMs: ctx.executorSilenceTimeoutMs });
+    const rows = await listInstances(ctx.store, { seenWithinMs: ctx.executorSilenceTimeoutMs });
     res.json({
       executors: rows.map((r) => ({
         id: r.id,
@@ -21,7 +21,7 @@ export function executorRoutes(ctx: PublicApiContext): Router {
   });
 
   router.get('/instances', requireUser(ctx.jwtSecret, 'admin'), async (_req, res) => {
-    const rows = await listInstances(ctx.pool);
+    const rows = await listInstances(ctx.store);
     const onlineSince = Date.now() - ctx.executorSilenceTimeoutMs;
     res.json({
       instances: rows.map((r) => ({

@@ -1,5 +1,6 @@
 import express, { Router } from 'express';
 import { parseNamespaceConfig, validateFlowFile, type NamespaceConfig } from '@sluice/flows';
+import { deleteFlow, getFlow, getNamespaceFile, listFlows, upsertFlow } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { checkName } from './names';
@@ -7,11 +8,9 @@ import { checkName } from './names';
 const yamlBody = express.text({ type: () => true, limit: '1mb' });
 
 async function namespaceConfig(ctx: PublicApiContext, namespace: string): Promise<NamespaceConfig | null> {
-  const file = await ctx.prisma.namespaceFile.findUnique({
-    where: { namespace_path: { namespace, path: 'namespace.yaml' } },
-  });
+  const file = await getNamespaceFile(ctx.store, namespace, 'namespace.yaml');
   if (!file) return null;
-  const parsed = parseNamespaceConfig(Buffer.from(file.content).toString('utf8'));
+  const parsed = parseNamespaceConfig(file.toString('utf8'));
   return parsed.ok ? parsed.config : null;
 }
 
@@ -51,16 +50,12 @@ export function flowRoutes(ctx: PublicApiContext): Router {
       (await namespaceConfig(ctx, namespace)) ?? undefined,
     );
     if (!parsed.ok) return void res.status(422).json({ errors: parsed.errors });
-    const data = {
+    const row = await upsertFlow(ctx.store, {
+      namespace,
+      flowId,
       source: req.body,
-      definition: parsed.flow as unknown as object,
+      definition: parsed.flow,
       schedule: parsed.flow.schedule ?? null,
-      updatedAt: new Date(),
-    };
-    const row = await ctx.prisma.flow.upsert({
-      where: { namespace_flowId: { namespace, flowId } },
-      create: { namespace, flowId, ...data },
-      update: data,
     });
     ctx.log.info('flow stored', { namespace, flowId });
     res.json(flowView(row));
@@ -68,14 +63,14 @@ export function flowRoutes(ctx: PublicApiContext): Router {
 
   router.get('/namespaces/:ns/flows', async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
-    const rows = await ctx.prisma.flow.findMany({ where: { namespace }, orderBy: { flowId: 'asc' } });
+    const rows = await listFlows(ctx.store, namespace);
     res.json({ flows: rows.map((r) => ({ id: r.flowId, schedule: r.schedule, updatedAt: r.updatedAt })) });
   });
 
   router.get('/namespaces/:ns/flows/:flow', async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
     const flowId = checkName('flow', String(req.params.flow));
-    const row = await ctx.prisma.flow.findUnique({ where: { namespace_flowId: { namespace, flowId } } });
+    const row = await getFlow(ctx.store, namespace, flowId);
     if (!row) throw new HttpError(404, 'not_found', `flow ${namespace}/${flowId} not found`);
     res.json(flowView(row));
   });
@@ -83,8 +78,8 @@ export function flowRoutes(ctx: PublicApiContext): Router {
   router.delete('/namespaces/:ns/flows/:flow', async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
     const flowId = checkName('flow', String(req.params.flow));
-    const r = await ctx.prisma.flow.deleteMany({ where: { namespace, flowId } });
-    if (r.count === 0) throw new HttpError(404, 'not_found', `flow ${namespace}/${flowId} not found`);
+    if (!(await deleteFlow(ctx.store, namespace, flowId)))
+      throw new HttpError(404, 'not_found', `flow ${namespace}/${flowId} not found`);
     res.status(204).end();
   });
 

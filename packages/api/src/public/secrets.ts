@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import { z } from 'zod';
-import { deleteSecret, listSecretNames, putSecret } from '@sluice/engine';
+import { putSecret } from '@sluice/engine';
+import { deleteSecret, listSecretNames } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { requireUser } from '../user-auth';
@@ -26,7 +27,7 @@ export function secretRoutes(ctx: PublicApiContext): Router {
     const body = SecretBody.safeParse(req.body);
     if (!body.success)
       throw new HttpError(400, 'invalid_request', 'the body must be {"value": "<non-empty string>"}');
-    await putSecret(ctx.pool, ctx.keyring, namespace, name, body.data.value);
+    await putSecret(ctx.store, ctx.keyring, namespace, name, body.data.value);
     ctx.log.info('secret stored', { namespace, secret: name });
     res.status(204).end();
   });
@@ -34,7 +35,7 @@ export function secretRoutes(ctx: PublicApiContext): Router {
   router.delete('/namespaces/:ns/secrets/:name', admin, async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
     const name = checkName('secret', String(req.params.name));
-    if (!(await deleteSecret(ctx.pool, namespace, name))) {
+    if (!(await deleteSecret(ctx.store, namespace, name))) {
       throw new HttpError(404, 'not_found', `secret ${namespace}/${name} not found`);
     }
     ctx.log.info('secret deleted', { namespace, secret: name });
@@ -43,7 +44,7 @@ export function secretRoutes(ctx: PublicApiContext): Router {
 
   router.get('/namespaces/:ns/secrets', async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
-    res.json({ secrets: await listSecretNames(ctx.pool, namespace) });
+    res.json({ secrets: await listSecretNames(ctx.store, namespace) });
   });
 
   return router;

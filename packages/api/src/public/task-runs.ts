@@ -33,14 +33,14 @@ async function followLogs(
   });
   let cursor = after;
   while (!closed) {
-    const run = await getTaskRun(ctx.pool, taskRunId);
-    const lines = await readLogs(ctx.pool, taskRunId, { afterSeq: cursor, limit: 1000 });
+    const run = await getTaskRun(ctx.store, taskRunId);
+    const lines = await readLogs(ctx.store, taskRunId, { afterSeq: cursor, limit: 1000 });
     for (const line of lines) res.write(`${JSON.stringify(line)}\n`);
     if (lines.length > 0) cursor = lines[lines.length - 1]!.seq;
     if (lines.length === 1000) continue;
     // Ended: one more read after the state check catches lines written just before the end.
     if (!run || isTerminalTaskRunState(run.state)) {
-      const rest = await readLogs(ctx.pool, taskRunId, { afterSeq: cursor, limit: 100_000 });
+      const rest = await readLogs(ctx.store, taskRunId, { afterSeq: cursor, limit: 100_000 });
       for (const line of rest) res.write(`${JSON.stringify(line)}\n`);
       break;
     }
@@ -54,12 +54,12 @@ export function taskRunRoutes(ctx: PublicApiContext): Router {
 
   router.get('/task-runs/:id/logs', async (req, res) => {
     const id = checkId('task run', String(req.params.id));
-    const run = await getTaskRun(ctx.pool, id);
+    const run = await getTaskRun(ctx.store, id);
     if (!run) throw new HttpError(404, 'not_found', `task run ${id} not found`);
     const after = intParam(req.query.after, 'after', 0, Number.MAX_SAFE_INTEGER);
     if (req.query.follow === 'true' || req.query.follow === '1') return followLogs(ctx, id, after, res);
     const limit = intParam(req.query.limit, 'limit', 1000, 10_000);
-    const lines = await readLogs(ctx.pool, id, { afterSeq: after, limit });
+    const lines = await readLogs(ctx.store, id, { afterSeq: after, limit });
     res.json({
       taskRunId: id,
       state: run.state,
@@ -70,14 +70,14 @@ export function taskRunRoutes(ctx: PublicApiContext): Router {
 
   router.get('/task-runs/:id/artifacts', async (req, res) => {
     const id = checkId('task run', String(req.params.id));
-    if (!(await getTaskRun(ctx.pool, id))) throw new HttpError(404, 'not_found', `task run ${id} not found`);
-    res.json({ artifacts: await listArtifacts(ctx.pool, id) });
+    if (!(await getTaskRun(ctx.store, id))) throw new HttpError(404, 'not_found', `task run ${id} not found`);
+    res.json({ artifacts: await listArtifacts(ctx.store, id) });
   });
 
   router.get('/task-runs/:id/artifacts/*name', async (req, res) => {
     const id = checkId('task run', String(req.params.id));
     const name = (req.params.name as unknown as string[]).join('/');
-    const artifact = await getArtifact(ctx.pool, id, name);
+    const artifact = await getArtifact(ctx.store, id, name);
     if (!artifact) throw new HttpError(404, 'not_found', `artifact ${name} of task run ${id} not found`);
     res
       .attachment(name.split('/').pop() ?? name)

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import type { ExecutorType } from '@sluice/protocol';
-import { withTransaction, type Queryable } from '../db';
+import { connectionOf, query, withTransaction, type Queryable } from '../handle';
 import {
   CLAIMED_TASK_RUN_COLUMNS,
   qualifiedColumns,
@@ -157,7 +157,7 @@ export async function claimTaskRuns(db: Queryable, opts: ClaimOptions): Promise<
   if (opts.executorTypes.length === 0) return [];
   const limits = opts.perPoolLimits?.filter((l) => l.maxActive > 0) ?? [];
   if (limits.length === 0) {
-    const { rows } = await db.query({
+    const { rows } = await query(db, {
       name: `sluice_claim_task_runs_${opts.limit}`,
       text: claimTaskRunsSql(opts.limit),
       values: [opts.ownerId, opts.executorTypes, opts.pools],
@@ -192,7 +192,7 @@ export async function claimTaskRunsRecorded(
   assertClaimLimit(opts.limit);
   if (opts.executorTypes.length === 0) return [];
   try {
-    const { rows } = await db.query({
+    const { rows } = await query(db, {
       name: `sluice_claim_task_runs_recorded_${opts.limit}`,
       text: recordedClaimSql(opts.limit),
       values: [opts.ownerId, opts.executorTypes, opts.pools, record.instanceId, record.idempotencyKey],
@@ -224,20 +224,23 @@ async function claimWithPoolLimits(
   params: unknown[],
   limits: PerPoolLimit[],
 ): Promise<ClaimedTaskRunRow[]> {
-  if (!(db instanceof Pool)) {
-    throw new Error('claimTaskRuns: perPoolLimits needs a Pool (the claim runs in its own transaction)');
+  const pool = connectionOf(db);
+  if (!(pool instanceof Pool)) {
+    throw new Error(
+      'claimTaskRuns: perPoolLimits needs a Pool or a Store (the claim runs in its own transaction)',
+    );
   }
   const sorted = [...limits].sort((a, b) =>
     `${a.executorType}\u0000${a.pool}` < `${b.executorType}\u0000${b.pool}` ? -1 : 1,
   );
-  return withTransaction(db, async (tx) => {
+  return withTransaction(pool, async (tx) => {
     for (const l of sorted) {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('sluice.claim'), hashtext($1 || '/' || $2))", [
+      await query(tx, "SELECT pg_advisory_xact_lock(hashtext('sluice.claim'), hashtext($1 || '/' || $2))", [
         l.executorType,
         l.pool,
       ]);
     }
-    const { rows } = await tx.query(CLAIM_LIMITED_SQL, [
+    const { rows } = await query(tx, CLAIM_LIMITED_SQL, [
       ...params,
       sorted.map((l) => l.executorType),
       sorted.map((l) => l.pool),

@@ -1,5 +1,5 @@
 import type { TaskRunReason } from '@sluice/protocol';
-import { query, type Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { isUuid } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
 import { isActiveByKey, isQueuedByKey } from './state-conditions';

@@ -1,5 +1,5 @@
 import { StaleFenceError } from '@sluice/protocol';
-import { query, type Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { TaskRunNotFoundError } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
 

@@ -1,4 +1,4 @@
-import { query, type Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { assertTaskRunId } from '../errors';
 import { refuseWrite } from './fence';
 import type { FencedRef } from './start';

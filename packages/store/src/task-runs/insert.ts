@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecutorType } from '@sluice/protocol';
-import { query, type Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { toTaskRunRow, type JsonObject, type TaskRunRow } from '../rows';
 
 /** Channel notified (on commit) whenever a task run is queued; payload `{"executorType","pool"}`. */

@@ -1,4 +1,4 @@
-import { query, type Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { isUuid } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
 import { isActiveByKey } from './state-conditions';
@@ -38,4 +38,34 @@ export async function cancelRequestedAmong(db: Queryable, ids: string[]): Promis
     [valid],
   );
   return rows.map((r) => r.id);
+}
+
+/** Whether a later attempt of the task was already queued (events arrive at least once). */
+export async function hasLaterAttempt(
+  db: Queryable,
+  run: { executionId: string; taskId: string; attempt: number },
+): Promise<boolean> {
+  const { rowCount } = await query(
+    db,
+    'SELECT 1 FROM task_runs WHERE execution_id = $1 AND task_id = $2 AND attempt > $3',
+    [run.executionId, run.taskId, run.attempt],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Of `ids`, the task runs `ownerId` still holds (STARTING/RUNNING), oldest claim first. */
+export async function listTaskRunsHeldBy(
+  db: Queryable,
+  ownerId: string,
+  ids: string[],
+): Promise<TaskRunRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await query(
+    db,
+    `SELECT * FROM task_runs
+     WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND ${isActiveByKey()}
+     ORDER BY available_at, created_at, id`,
+    [ids, ownerId],
+  );
+  return rows.map(toTaskRunRow);
 }

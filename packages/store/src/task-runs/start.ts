@@ -1,4 +1,4 @@
-import { query, type Queryable } from '../db';
+import { query, type Queryable } from '../handle';
 import { assertTaskRunId } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
 import { refuseWrite } from './fence';

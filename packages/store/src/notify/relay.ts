@@ -1,11 +1,18 @@
 import { Client } from 'pg';
-import { errorMessage, type JobsLog } from './log';
+
+/** What the relay logs through (a winston logger from @sluice/observability fits). */
+export interface NotifyRelayLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export interface NotifyRelayOptions {
   databaseUrl: string;
   /** channel → what to call on each NOTIFY on it (and once after every reconnect). */
   channels: Record<string, () => void>;
-  log: JobsLog;
+  log: NotifyRelayLog;
   /** Wait before reconnecting after the connection fails. Default 3 s. */
   retryDelayMs?: number;
 }

@@ -1,13 +1,10 @@
+// Runs outside the main jest run: npx jest -c bench/jest.config.cjs (the store fixtures, real PostgreSQL).
+/// <reference types="jest" />
 import { randomUUID } from 'node:crypto';
 import { StaleFenceError } from '@sluice/protocol';
-import {
-  TaskRunNotFoundError,
-  completeTaskRuns,
-  getTaskRun,
-  heartbeatTaskRun,
-  type CompleteResult,
-} from '@sluice/store';
-import { claimOne, queueOne, seedExecution, useStoreDatabase } from './fixtures';
+import { TaskRunNotFoundError, getTaskRun, heartbeatTaskRun, type CompleteResult } from '@sluice/store';
+import { claimOne, queueOne, seedExecution, useStoreDatabase } from '../../packages/store/test/fixtures';
+import { completeTaskRuns } from './completions';
 
 const value = (r: PromiseSettledResult<CompleteResult> | undefined) => {
   if (r?.status !== 'fulfilled') throw new Error(`expected a fulfilled completion, got ${JSON.stringify(r)}`);

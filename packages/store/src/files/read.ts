@@ -1,0 +1,62 @@
+import { prismaOf, query, type Queryable, type Store } from '../handle';
+
+export interface NamespaceFileInfo {
+  path: string;
+  sha256: string;
+  size: number;
+  updatedAt: Date;
+}
+
+/** The files of a namespace without their content, by path. */
+export async function listNamespaceFiles(db: Queryable, namespace: string): Promise<NamespaceFileInfo[]> {
+  const r = await query<{ path: string; sha256: string; size: number; updated_at: Date }>(
+    db,
+    'SELECT path, sha256, octet_length(content) AS size, updated_at FROM namespace_files WHERE namespace = $1 ORDER BY path',
+    [namespace],
+  );
+  return r.rows.map((row) => ({
+    path: row.path,
+    sha256: row.sha256,
+    size: Number(row.size),
+    updatedAt: row.updated_at,
+  }));
+}
+
+/** One file's content; null when there is none at `path`. */
+export async function getNamespaceFile(
+  store: Store,
+  namespace: string,
+  path: string,
+): Promise<Buffer | null> {
+  const file = await prismaOf(store).namespaceFile.findUnique({
+    where: { namespace_path: { namespace, path } },
+  });
+  return file ? Buffer.from(file.content) : null;
+}
+
+/** One file's content, by SQL so it also runs inside a transaction; null when there is none. */
+export async function readNamespaceFile(
+  db: Queryable,
+  namespace: string,
+  path: string,
+): Promise<Buffer | null> {
+  const r = await query<{ content: Buffer }>(
+    db,
+    'SELECT content FROM namespace_files WHERE namespace = $1 AND path = $2',
+    [namespace, path],
+  );
+  return r.rows[0]?.content ?? null;
+}
+
+/** Every file of a namespace with its content (what a snapshot bundles). */
+export async function readNamespaceFiles(
+  db: Queryable,
+  namespace: string,
+): Promise<Array<{ path: string; content: Buffer }>> {
+  const r = await query<{ path: string; content: Buffer }>(
+    db,
+    'SELECT path, content FROM namespace_files WHERE namespace = $1',
+    [namespace],
+  );
+  return r.rows;
+}
