@@ -43,7 +43,13 @@ const depConstraints = [
   },
   {
     sourceTag: 'layer:store',
-    onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config', 'layer:base', 'layer:control-lib', 'layer:store'],
+    onlyDependOnLibsWithTags: [
+      'layer:protocol',
+      'layer:config',
+      'layer:base',
+      'layer:control-lib',
+      'layer:store',
+    ],
   },
   {
     sourceTag: 'layer:control',
@@ -84,6 +90,7 @@ const testDepConstraints = depConstraints.map((constraint) =>
     ? constraint
     : { ...constraint, onlyDependOnLibsWithTags: [...constraint.onlyDependOnLibsWithTags, 'type:testing'] },
 );
+const TYPED_FILES = ['{packages,apps}/*/{src,test}/**/*.ts'];
 const TEST_FILES = ['**/test/**/*.ts', '**/*.test.ts', 'jest/**/*.ts', 'bench/**/*.ts'];
 
 const nodeGlobals = Object.fromEntries(
@@ -139,6 +146,16 @@ export default tseslint.config(
   {
     files: ['**/src/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'error' },
+  },
+  {
+    // Type-aware rules for the packages' and apps' TypeScript: a promise nobody awaits loses its
+    // rejection (and its ordering). Each package's tsconfig.json (src and test) gives the types.
+    files: TYPED_FILES,
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
   },
   {
     files: TEST_FILES,
