@@ -90,7 +90,7 @@ const testDepConstraints = depConstraints.map((constraint) =>
     ? constraint
     : { ...constraint, onlyDependOnLibsWithTags: [...constraint.onlyDependOnLibsWithTags, 'type:testing'] },
 );
-const TYPED_FILES = ['{packages,apps}/*/{src,test}/**/*.ts'];
+const TYPED_FILES = ['{packages,apps}/*/{src,test}/**/*.ts', 'jest/**/*.ts'];
 const TEST_FILES = ['**/test/**/*.ts', '**/*.test.ts', 'jest/**/*.ts', 'bench/**/*.ts'];
 
 const nodeGlobals = Object.fromEntries(
@@ -149,9 +149,13 @@ export default tseslint.config(
   },
   {
     // Type-aware rules for the packages' and apps' TypeScript: a promise nobody awaits loses its
-    // rejection (and its ordering). Each package's tsconfig.json (src and test) gives the types.
+    // rejection (and its ordering). The types come from the one program of `pnpm typecheck`
+    // (tsconfig.typecheck.json) rather than `projectService`, which builds a program per package
+    // tsconfig and checks the shared packages in each: 17 s of CPU instead of 41 s on 2 cores.
     files: TYPED_FILES,
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { project: './tsconfig.typecheck.json', tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',

@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 const eslint = new ESLint({
   cwd: process.cwd(),
   overrideConfig: {
-    languageOptions: { parserOptions: { projectService: false } },
+    languageOptions: { parserOptions: { project: null, projectService: false } },
     rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
   },
 });
