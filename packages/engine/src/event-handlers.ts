@@ -1,11 +1,5 @@
 import type { PoolClient } from 'pg';
-import {
-  getOutputsOfExecution,
-  getTaskRun,
-  isActiveByKey,
-  setOutputs,
-  toTaskRunRow,
-} from '@sluice/store';
+import { getOutputsOfExecution, getTaskRun, isActiveByKey, setOutputs, toTaskRunRow } from '@sluice/store';
 import { emitEvent, type PendingEvent } from './events';
 import { afterTaskRunEnded, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';

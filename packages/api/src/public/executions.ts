@@ -1,10 +1,5 @@
 import { Router } from 'express';
-import {
-  getOutputsOfExecution,
-  listTaskRunsOfExecution,
-  servedPools,
-  type TaskRunRow,
-} from '@sluice/store';
+import { getOutputsOfExecution, listTaskRunsOfExecution, servedPools, type TaskRunRow } from '@sluice/store';
 import { getExecution } from '@sluice/engine';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
