@@ -77,5 +77,6 @@ async function install(targetDir: string | undefined, io: MainIo): Promise<numbe
 }
 
 if (require.main === module) {
+  // void: resolves to the exit code; a rejection is an uncaught error (stack, exit 1: the runner failed).
   void main(process.argv.slice(2)).then((code) => process.exit(code));
 }

@@ -93,5 +93,6 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => process.exit(code));
+  // void: main catches its own errors and resolves to the exit code; nothing is left to await.
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
 }

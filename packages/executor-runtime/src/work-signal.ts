@@ -34,6 +34,7 @@ export function wakeOnQueuedWork(options: WakeLoopOptions): () => void {
       pause = { timer: setTimeout(resolve, ms), resolve };
     });
 
+  // void: the loop runs until stopped; every failure inside it is caught and logged.
   void (async () => {
     let retryMs = baseRetryMs;
     let failing = false;

@@ -138,7 +138,12 @@ export class DockerExecutor implements Executor {
     }
     if (!handle.externalRef) return;
     const container = this.docker.getContainer(handle.externalRef);
-    void stopContainer(container, this.graceSeconds).then(() => removeContainer(container));
+    // void: cancel returns at once. A stop or removal that fails (not 404/409: the engine is down)
+    // must not end the process as an unhandled rejection; the container keeps its owner label,
+    // so this owner's cleanup finds it again.
+    void stopContainer(container, this.graceSeconds)
+      .then(() => removeContainer(container))
+      .catch(() => undefined);
   }
 
   async status(handle: TaskRunHandle): Promise<ExecutorStatus> {
@@ -276,6 +281,7 @@ export class DockerExecutor implements Executor {
   private stop(entry: DockerTaskRun): void {
     if (entry.stopping || !entry.container) return;
     entry.stopping = true;
+    // void: cancel returns at once, wait() sees the exit; a failed stop is logged.
     void stopContainer(entry.container, this.graceSeconds).catch((err) =>
       entry.ctx.log.warn('stopping a container failed', {
         taskRunId: entry.taskRunId,
@@ -288,6 +294,7 @@ export class DockerExecutor implements Executor {
   private limitDuration(entry: DockerTaskRun, ms: number): void {
     if (this.maxDurationMs <= 0) return;
     entry.maxDuration = setTimeout(() => {
+      // void: a timer callback; the completion's failure is caught and logged inside.
       void (async () => {
         entry.settled = true;
         try {

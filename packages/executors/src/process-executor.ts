@@ -211,6 +211,7 @@ export class ProcessExecutor implements Executor {
   private track(taskRunId: string, proc: RunnerProcess, ctx: ExecutorContext): void {
     const runner: LocalRunner = { taskRunId, proc, killTimer: null, cancelled: false };
     this.local.set(taskRunId, runner);
+    // void: exited never rejects; this only logs and refills the standbys.
     void proc.exited.then((o) => {
       if (runner.killTimer) clearTimeout(runner.killTimer);
       ctx.log.debug('runner exited', { taskRunId, pid: proc.pid, exitCode: o.exitCode, signal: o.signal });

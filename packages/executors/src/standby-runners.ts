@@ -95,10 +95,12 @@ export class StandbyRunners {
     // A standby alone must not keep the instance running; an assigned runner does (see ProcessExecutor).
     standby.keepsInstanceAlive(false);
     standby.describeAs({ log, fields: { standbyRunner: standby.pid ?? null } });
+    // void: both outcomes are handled; this only logs.
     void standby.started.then(
       () => log.debug('standby runner started', { pid: standby.pid }),
       () => undefined,
     );
+    // void: exited never rejects; a standby that died early is replaced later.
     void standby.exited.then((outcome) => {
       this.retired.delete(standby);
       // Not waiting any more: handed a task run, retired, or the pool closed.

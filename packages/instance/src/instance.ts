@@ -160,6 +160,7 @@ export function createInstance(options: InstanceOptions): Instance {
         executor: run.executor.type,
         slotGroup: group.config.name,
       });
+      // void: the claim loop goes on; failTaskRun logs a completion that fails (completeQuietly).
       void failTaskRun(run, `instance ${options.instanceId} has no ${run.executor.type} executor`, deps);
       return;
     }

@@ -31,6 +31,7 @@ export function startCleanupLoop(options: CleanupLoopOptions): CleanupLoop {
   };
   const first = pass();
   const timer = setInterval(() => {
+    // void: pass() logs a failed pass itself; stop() awaits the one in flight.
     if (!stopped) void pass();
   }, options.intervalMs);
   return {

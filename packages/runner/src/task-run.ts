@@ -90,6 +90,7 @@ export class TaskRun {
       onOwnershipLost: (error) => this.onOwnershipLost(error),
       log: this.options.log,
     });
+    // void: parentGone only resolves (stdin ended); onOwnershipLost handles the rest.
     void this.options.parentGone?.then(() =>
       this.onOwnershipLost(new Error('the instance that started this runner is gone')),
     );

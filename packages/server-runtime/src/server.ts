@@ -23,6 +23,7 @@ import { resolveServerSecrets } from './secrets-source';
 /** Calls `wake` each time the engine's work signal fires, until the returned function is called. */
 function wakeOnWork(engine: Engine, wake: () => void): () => void {
   let stopped = false;
+  // void: runs until the returned function stops it; the work signal's wait never rejects.
   void (async () => {
     while (!stopped) if (await engine.workSignal.wait(60_000)) wake();
   })();

@@ -7,6 +7,8 @@
 // package does not depend on @sluice/executors; ts-register resolves it to source.
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
+// Test only: the runner's src never imports the executor side (layer:runner, eslint.config.mjs).
+// eslint-disable-next-line @nx/enforce-module-boundaries
 const { ProcessExecutor, noopLogger } = require('@sluice/executors');
 
 const runs = JSON.parse(process.argv[2] || '[]');
