@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProcessExecutor, type ExecutorContext, type ProcessExecutorOptions } from '../src';
-import { RecordingProtocol, claimedRun, eventually, recordingLogger } from './helpers';
+import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
 
 /*
  * A cancel that stops a process runner before it has installed its TERM
@@ -43,7 +43,7 @@ describe('ProcessExecutor: a cancel before the runner handles TERM', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sluice-process-early-cancel-'));
     writeFileSync(path.join(dir, 'runner.cjs'), STARTING_RUNNER);
     ctx = {
-      protocol: new RecordingProtocol(),
+      protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
       runnerApiUrl: 'http://127.0.0.1:8081',
       log: recordingLogger(),
     };
