@@ -201,30 +201,4 @@ export class Engine {
       await loop;
     };
   }
-
-  /** Runs the watchdog every interval until the returned stop function is called. */
-  startWatchdog(opts: {
-    intervalMs: number;
-    heartbeatTimeoutMs: number;
-    onFailed?: (n: number) => void;
-  }): () => void {
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    const tick = async (): Promise<void> => {
-      try {
-        const n = await this.sweepLostTaskRuns(opts.heartbeatTimeoutMs);
-        if (n > 0) opts.onFailed?.(n);
-      } catch (err) {
-        this.deps.log.error('watchdog pass failed', {
-          error: err instanceof Error ? err.message : String(err),
-        });
-      }
-      if (!stopped) timer = setTimeout(() => void tick(), opts.intervalMs);
-    };
-    timer = setTimeout(() => void tick(), opts.intervalMs);
-    return () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    };
-  }
 }
