@@ -89,6 +89,8 @@ export async function startExecutor(
       ...baseEnv(),
       SLUICE_EXECUTORS: 'process',
       DOCKER_EXECUTOR_OWNER_ID: ownerId,
+      // A process-only instance registers under SLUICE_INSTANCE_ID, a docker one under its owner ID: the same here.
+      SLUICE_INSTANCE_ID: ownerId,
       EXECUTOR_API_URL: server.internalUrl,
       EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
       INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',

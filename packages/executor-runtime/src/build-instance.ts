@@ -5,8 +5,13 @@ import { StopStack, type Metrics } from '@sluice/observability';
 import type { ExecutorProtocol, ExecutorType } from '@sluice/protocol';
 import { pingDocker } from './docker-ping';
 import { watchEngines, type WatchedEngine } from './engine-watch';
-import { EXECUTOR_FACTORIES, type BuiltExecutor } from './executor-factories';
-import { resolveExecutorTypes, type DetectionProbes, type InstanceLayout } from './executor-selection';
+import { EXECUTOR_FACTORIES, type BuiltExecutor, type ExecutorBuildContext } from './executor-factories';
+import {
+  OWN_EXECUTOR,
+  resolveExecutorTypes,
+  type DetectionProbes,
+  type InstanceLayout,
+} from './executor-selection';
 import { layoutSettings, type LayoutWithConfig } from './layout-settings';
 import { relayQueuedWork } from './relay-queued-work';
 
@@ -74,7 +79,20 @@ export async function buildInstance(
   const settings = layoutSettings({ layout, config } as LayoutWithConfig);
   const { env, log, protocol } = deps;
   const ping = deps.probes?.pingDocker ?? ((timeoutMs: number) => pingDocker(env, timeoutMs));
-  const types = await resolveExecutorTypes(layout, settings.instance.executors, {
+  const context = (type: ExecutorType): ExecutorBuildContext => ({
+    app: settings.app,
+    instance: settings.instance,
+    ...(settings.docker ? { docker: settings.docker } : {}),
+    slots: settings.slotGroups.find((group) => group.executorTypes.includes(type))?.slots ?? null,
+    runnerCommand: deps.runnerCommand,
+    env,
+    pingDocker: ping,
+  });
+  // What is sure to run is checked before anyone is asked: a listed executor, or an executor app's own with auto.
+  const selection = settings.instance.executors;
+  const sure = selection !== 'auto' ? selection : layout === 'standalone' ? [] : [OWN_EXECUTOR[layout]];
+  for (const type of sure) EXECUTOR_FACTORIES[type]?.check?.(context(type));
+  const types = await resolveExecutorTypes(layout, selection, {
     env,
     pingDocker: ping,
     ...(deps.probes?.kubernetesDryRun ? { kubernetesDryRun: deps.probes.kubernetesDryRun } : {}),
@@ -85,18 +103,7 @@ export async function buildInstance(
     const factory = EXECUTOR_FACTORIES[type];
     // resolveExecutorTypes refused unbuilt types already.
     if (!factory) throw new Error(`the ${type} executor is not part of this build yet`);
-    built.set(
-      type,
-      factory.create({
-        app: settings.app,
-        instance: settings.instance,
-        ...(settings.docker ? { docker: settings.docker } : {}),
-        slots: settings.slotGroups.find((group) => group.executorTypes.includes(type))?.slots ?? null,
-        runnerCommand: deps.runnerCommand,
-        env,
-        pingDocker: ping,
-      }),
-    );
+    built.set(type, factory.create(context(type)));
   }
   const parts = [...built.values()];
   // The owner ID is also the instance's ID in the executor list (one owner per instance today).

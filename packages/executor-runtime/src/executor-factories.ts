@@ -56,6 +56,8 @@ export interface BuiltExecutor {
 
 /** How one executor type is built. Adding an executor (kubernetes) is adding its factory here. */
 export interface ExecutorFactory {
+  /** Refuses a configuration it cannot run with (a ConfigError naming the variable), before any detection. */
+  check?(ctx: ExecutorBuildContext): void;
   create(ctx: ExecutorBuildContext): BuiltExecutor;
 }
 
@@ -72,17 +74,25 @@ const processFactory: ExecutorFactory = {
   }),
 };
 
+/** DOCKER_EXECUTOR_OWNER_ID and the rest of DOCKER_EXECUTOR_*; refused without the owner ID. */
+function dockerSettings(ctx: ExecutorBuildContext): DockerSettings & { ownerId: string } {
+  const settings = ctx.docker;
+  const ownerId = settings?.ownerId;
+  if (!settings || !ownerId) {
+    throw ConfigError.missing(
+      ctx.app,
+      'DOCKER_EXECUTOR_OWNER_ID',
+      'this instance runs the docker executor (SLUICE_EXECUTORS), which labels its containers with it, registers under it and limits its cleanup to them',
+    );
+  }
+  return { ...settings, ownerId };
+}
+
 const docker: ExecutorFactory = {
+  check: (ctx) => void dockerSettings(ctx),
   create(ctx) {
-    const settings = ctx.docker;
-    const ownerId = settings?.ownerId;
-    if (!settings || !ownerId) {
-      throw ConfigError.missing(
-        ctx.app,
-        'DOCKER_EXECUTOR_OWNER_ID',
-        'this instance runs the docker executor (SLUICE_EXECUTORS), which labels its containers with it, registers under it and limits its cleanup to them',
-      );
-    }
+    const settings = dockerSettings(ctx);
+    const { ownerId } = settings;
     const client = createDockerClient(ctx.env);
     const executor = new DockerExecutor({
       docker: client,

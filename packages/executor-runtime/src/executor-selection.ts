@@ -58,8 +58,8 @@ const ALLOWED: Record<InstanceLayout, readonly ExecutorType[]> = {
   'k8s-executor': ['inline', 'process', 'kubernetes'],
 };
 
-/** The executor an executor app exists for. */
-const OWN: Record<ExecutorApp, ExecutorType> = { 'docker-executor': 'docker', 'k8s-executor': 'kubernetes' };
+/** The executor an executor app exists for: with `auto` it is on, or the app does not start. */
+export const OWN_EXECUTOR: Record<ExecutorApp, ExecutorType> = { 'docker-executor': 'docker', 'k8s-executor': 'kubernetes' };
 
 const WHAT_TO_DO: Record<InstanceLayout, string> = {
   standalone: 'remove it from SLUICE_EXECUTORS or use auto',
@@ -100,14 +100,14 @@ export async function resolveExecutorTypes(
         `is not part of this build yet: it arrives with its own issue. ${WHAT_TO_DO[layout]}`,
     );
   }
-  if (selection === 'auto' && layout !== 'standalone' && !types.includes(OWN[layout])) {
+  if (selection === 'auto' && layout !== 'standalone' && !types.includes(OWN_EXECUTOR[layout])) {
     const found =
       layout === 'docker-executor'
         ? `no Docker API answered a ping within ${DOCKER_PING_TIMEOUT_MS / 1000} s`
         : 'this is not a kubernetes pod (KUBERNETES_SERVICE_HOST is unset) or the Job dry run failed';
     throw selectionError(
       layout,
-      `is auto, but ${found}, so this instance would run no ${OWN[layout]} tasks; ${WHAT_TO_DO[layout]}`,
+      `is auto, but ${found}, so this instance would run no ${OWN_EXECUTOR[layout]} tasks; ${WHAT_TO_DO[layout]}`,
     );
   }
   return types;
