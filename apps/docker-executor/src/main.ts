@@ -1,6 +1,10 @@
 // `exec` starts once per task run on the process executor: app-main imports
 // nothing at load, and each command loads only what it uses.
-import { executorAppMain, runExecutorAppFromCommandLine, type MainIo } from '@sluice/executor-runtime/app-main';
+import {
+  executorAppMain,
+  runExecutorAppFromCommandLine,
+  type MainIo,
+} from '@sluice/executor-runtime/app-main';
 
 export type { MainIo };
 

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ended, freePort } from '@sluice/testing';
-import { dockerFixtures, dockerFlow, removeOwned, startDockerExecutor, type DockerFixtures } from './docker-support';
+import {
+  dockerFixtures,
+  dockerFlow,
+  removeOwned,
+  startDockerExecutor,
+  type DockerFixtures,
+} from './docker-support';
 import { explained, logLines, sleep, userApi, useTopology } from './topology';
 
 /**
@@ -69,7 +75,9 @@ describe('a listed docker executor whose engine does not answer', () => {
     const ready = `http://127.0.0.1:${String(started?.internalPort)}/ready`;
 
     const api = await userApi(server, 'admin');
-    expect((await api.putFlow('down', 'boxed', dockerFlow(fx.busybox, ['sh', '-c', 'echo hi']))).status).toBe(200);
+    expect((await api.putFlow('down', 'boxed', dockerFlow(fx.busybox, ['sh', '-c', 'echo hi']))).status).toBe(
+      200,
+    );
     const id = await api.run('down', 'boxed');
     // Several claim polls and engine checks later: still queued, not failed for an engine that was down.
     await sleep(6_000);
@@ -81,7 +89,9 @@ describe('a listed docker executor whose engine does not answer', () => {
 
     await proxy.up();
     const done = await explained(everything(), () => api.waitFor(id, ended, 60_000));
-    expect(done.taskRuns).toEqual([expect.objectContaining({ state: 'SUCCEEDED', attempt: 1, ownerId: OWNER })]);
+    expect(done.taskRuns).toEqual([
+      expect.objectContaining({ state: 'SUCCEEDED', attempt: 1, ownerId: OWNER }),
+    ]);
     expect(said(executor.output(), 'answers again; claiming docker task runs')).toBe(1);
     expect(said(executor.output(), 'does not answer; claiming no docker task runs')).toBe(1);
     expect((await fetch(ready)).status).toBe(200);

@@ -50,13 +50,13 @@ export async function main(argv: string[], io: MainIo = process): Promise<number
   const log = createLogger({ service: 'jobs', level: config.logLevel, stream: io.stdout });
   try {
     return await runUntilSignal(() => startJobsService(config, { log }), {
-        ...(io.signals ? { signals: io.signals } : {}),
-        stopTimeoutMs: STOP_TIMEOUT_MS,
-        onStopping: (signal) => log.info('stopping', { signal }),
-        onStopped: () => log.info('stopped'),
-        onSecondSignal: (again) =>
-          log.error('second signal; exiting without waiting for the stop', { signal: again }),
-        onStopTimeout: (timeoutMs) => log.error('stop did not finish in time; exiting', { timeoutMs }),
+      ...(io.signals ? { signals: io.signals } : {}),
+      stopTimeoutMs: STOP_TIMEOUT_MS,
+      onStopping: (signal) => log.info('stopping', { signal }),
+      onStopped: () => log.info('stopped'),
+      onSecondSignal: (again) =>
+        log.error('second signal; exiting without waiting for the stop', { signal: again }),
+      onStopTimeout: (timeoutMs) => log.error('stop did not finish in time; exiting', { timeoutMs }),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -253,10 +253,16 @@ describe('errors', () => {
   // The owner ID is required where the docker executor runs, which only the instance builder knows
   // (@sluice/executor-runtime's buildInstance refuses it there); SLUICE_EXECUTORS=process needs none.
   it('reads a docker-executor without owner ID, even when set empty, with SLUICE_INSTANCE_ID or the hostname as its ID', () => {
-    const config = parseEnv('docker-executor', { ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: '', HOSTNAME: 'host-9' });
+    const config = parseEnv('docker-executor', {
+      ...EXECUTOR,
+      DOCKER_EXECUTOR_OWNER_ID: '',
+      HOSTNAME: 'host-9',
+    });
     expect(config.docker.ownerId).toBeUndefined();
     expect(config.instanceId).toBe('host-9');
-    expect(parseEnv('docker-executor', { ...EXECUTOR, SLUICE_INSTANCE_ID: 'exec-a' }).instanceId).toBe('exec-a');
+    expect(parseEnv('docker-executor', { ...EXECUTOR, SLUICE_INSTANCE_ID: 'exec-a' }).instanceId).toBe(
+      'exec-a',
+    );
   });
 
   it('refuses an owner ID that cannot be a label value', () => {

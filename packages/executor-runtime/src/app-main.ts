@@ -20,7 +20,9 @@ export interface ExecutorAppMainOptions {
  * `sluice docker-executor` / `sluice k8s-executor` (argv[0] is the command
  * name) and `exec`. The returned main resolves with the exit code.
  */
-export function executorAppMain(options: ExecutorAppMainOptions): (argv: string[], io?: MainIo) => Promise<number> {
+export function executorAppMain(
+  options: ExecutorAppMainOptions,
+): (argv: string[], io?: MainIo) => Promise<number> {
   const { app } = options;
   return async (argv, io = process) => {
     const [command, ...args] = argv;

@@ -59,7 +59,11 @@ const ENGINE_CHECK_INTERVAL_MS = 5_000;
  * builds each through its factory, the layout's slot groups, the owner-ID
  * cleanup and adoption, and the watch of each executor's engine.
  */
-export function buildInstance(layout: 'standalone', config: ServerConfig, deps: InstanceDeps): Promise<BuiltInstance>;
+export function buildInstance(
+  layout: 'standalone',
+  config: ServerConfig,
+  deps: InstanceDeps,
+): Promise<BuiltInstance>;
 export function buildInstance(
   layout: 'docker-executor',
   config: DockerExecutorConfig,
@@ -139,7 +143,8 @@ export async function buildInstance(
           metrics: {
             runningChanged: (type: ExecutorType, count: number) =>
               metrics.taskRunsRunning.set({ instance: `${instanceId}/${type}` }, count),
-            claimed: (group: string, count: number) => metrics.claimsTotal.inc({ executor_type: group }, count),
+            claimed: (group: string, count: number) =>
+              metrics.claimsTotal.inc({ executor_type: group }, count),
           },
         }
       : {}),
@@ -168,7 +173,8 @@ export async function buildInstance(
       watch.start();
       stoppers.push(() => watch.stop());
       // Pushed last, so stopped first: nothing wakes an instance that is stopping.
-      if (deps.relayQueuedWork !== false) stoppers.push(relayQueuedWork({ protocol, wake: () => local.wake(), log }));
+      if (deps.relayQueuedWork !== false)
+        stoppers.push(relayQueuedWork({ protocol, wake: () => local.wake(), log }));
     },
     stop: () => (stopping ??= stoppers.stopAll()),
   };

@@ -89,7 +89,9 @@ function dockerSettings(ctx: ExecutorBuildContext): DockerSettings & { ownerId: 
 }
 
 const docker: ExecutorFactory = {
-  check: (ctx) => void dockerSettings(ctx),
+  check(ctx) {
+    dockerSettings(ctx);
+  },
   create(ctx) {
     const settings = dockerSettings(ctx);
     const { ownerId } = settings;

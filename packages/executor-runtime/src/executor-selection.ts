@@ -40,7 +40,10 @@ async function kubernetesDetected(probes: DetectionProbes): Promise<boolean> {
  * decides. The process executor is never detected on the executor apps: it
  * runs there only when listed.
  */
-export async function detectExecutors(layout: InstanceLayout, probes: DetectionProbes): Promise<ExecutorType[]> {
+export async function detectExecutors(
+  layout: InstanceLayout,
+  probes: DetectionProbes,
+): Promise<ExecutorType[]> {
   switch (layout) {
     case 'standalone':
       return (await dockerDetected(probes)) ? ['inline', 'process', 'docker'] : ['inline', 'process'];
@@ -59,7 +62,10 @@ const ALLOWED: Record<InstanceLayout, readonly ExecutorType[]> = {
 };
 
 /** The executor an executor app exists for: with `auto` it is on, or the app does not start. */
-export const OWN_EXECUTOR: Record<ExecutorApp, ExecutorType> = { 'docker-executor': 'docker', 'k8s-executor': 'kubernetes' };
+export const OWN_EXECUTOR: Record<ExecutorApp, ExecutorType> = {
+  'docker-executor': 'docker',
+  'k8s-executor': 'kubernetes',
+};
 
 const WHAT_TO_DO: Record<InstanceLayout, string> = {
   standalone: 'remove it from SLUICE_EXECUTORS or use auto',
@@ -69,7 +75,9 @@ const WHAT_TO_DO: Record<InstanceLayout, string> = {
 };
 
 function selectionError(layout: InstanceLayout, message: string): ConfigError {
-  return new ConfigError(layout === 'standalone' ? 'server' : layout, [{ variable: 'SLUICE_EXECUTORS', message }]);
+  return new ConfigError(layout === 'standalone' ? 'server' : layout, [
+    { variable: 'SLUICE_EXECUTORS', message },
+  ]);
 }
 
 /**
@@ -86,11 +94,16 @@ export async function resolveExecutorTypes(
   probes: DetectionProbes,
 ): Promise<ExecutorType[]> {
   const types =
-    selection === 'auto' ? await detectExecutors(layout, probes) : [...new Set<ExecutorType>(['inline', ...selection])];
+    selection === 'auto'
+      ? await detectExecutors(layout, probes)
+      : [...new Set<ExecutorType>(['inline', ...selection])];
   const foreign = types.filter((t) => !ALLOWED[layout].includes(t));
   if (foreign.length > 0) {
     const where = layout === 'standalone' ? 'a standalone server' : `sluice ${layout}`;
-    throw selectionError(layout, `${foreign.join(', ')} cannot run in ${where}; it runs ${ALLOWED[layout].join(', ')}`);
+    throw selectionError(
+      layout,
+      `${foreign.join(', ')} cannot run in ${where}; it runs ${ALLOWED[layout].join(', ')}`,
+    );
   }
   const unbuilt = types.find((t) => !EXECUTOR_FACTORIES[t]);
   if (unbuilt) {

@@ -62,7 +62,9 @@ export async function startExecutorInstance(
     metrics,
     ...(options.detection ? { probes: options.detection } : {}),
     ...(options.wakeOnQueuedWork === false ? { relayQueuedWork: false } : {}),
-    ...(options.engineCheckIntervalMs !== undefined ? { engineCheckIntervalMs: options.engineCheckIntervalMs } : {}),
+    ...(options.engineCheckIntervalMs !== undefined
+      ? { engineCheckIntervalMs: options.engineCheckIntervalMs }
+      : {}),
   };
   const built: BuiltInstance =
     app === 'docker-executor'

@@ -123,11 +123,9 @@ describe('resolveExecutorTypes', () => {
 
   it('gives a standalone server process, and docker when the Docker API answers, with auto', async () => {
     expect(await resolveExecutorTypes('standalone', 'auto', probes())).toEqual(['inline', 'process']);
-    expect(await resolveExecutorTypes('standalone', 'auto', probes({ pingDocker: pinger('yes').ping }))).toEqual([
-      'inline',
-      'process',
-      'docker',
-    ]);
+    expect(
+      await resolveExecutorTypes('standalone', 'auto', probes({ pingDocker: pinger('yes').ping })),
+    ).toEqual(['inline', 'process', 'docker']);
   });
 
   it('turns docker on with auto when the Docker API answers', async () => {

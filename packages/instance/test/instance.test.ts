@@ -1,5 +1,11 @@
 import { noopLogger } from '@sluice/executors';
-import { createInstance, INLINE_SLOTS, type Instance, type InstanceOptions, type SlotGroupConfig } from '../src';
+import {
+  createInstance,
+  INLINE_SLOTS,
+  type Instance,
+  type InstanceOptions,
+  type SlotGroupConfig,
+} from '../src';
 import { ControlledExecutor } from './controlled-executor';
 import { InMemoryProtocol } from './in-memory-protocol';
 

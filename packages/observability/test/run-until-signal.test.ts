@@ -92,18 +92,24 @@ describe('runUntilSignal', () => {
   it('resolves 1 when the stop fails, and rejects when the start does', async () => {
     const sig = signals();
     const failures: unknown[] = [];
-    const code = runUntilSignal(() => Promise.resolve({ stop: () => Promise.reject(new Error('stuck port')) }), {
-      signals: sig.source,
-      stopTimeoutMs: 1_000,
-      onStopFailed: (err) => failures.push(err),
-    });
+    const code = runUntilSignal(
+      () => Promise.resolve({ stop: () => Promise.reject(new Error('stuck port')) }),
+      {
+        signals: sig.source,
+        stopTimeoutMs: 1_000,
+        onStopFailed: (err) => failures.push(err),
+      },
+    );
     await tick();
     sig.send('SIGTERM');
     expect(await code).toBe(1);
     expect(String(failures[0])).toContain('stuck port');
 
     await expect(
-      runUntilSignal(() => Promise.reject(new Error('no database')), { signals: sig.source, stopTimeoutMs: 1 }),
+      runUntilSignal(() => Promise.reject(new Error('no database')), {
+        signals: sig.source,
+        stopTimeoutMs: 1,
+      }),
     ).rejects.toThrow('no database');
     expect(sig.listening()).toBe(0);
   });
