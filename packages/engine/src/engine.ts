@@ -22,7 +22,7 @@ import {
 } from './sql/executions';
 import { startSubflowIn, waitedOnChildren } from './subflows';
 import { inTransaction } from './transactions';
-import { WorkSignal } from './work-signal';
+import { WakeSignal } from './wake-signal';
 
 export type { CreateExecutionRequest } from './create-execution';
 
@@ -37,9 +37,9 @@ const EVENT_MAX_ATTEMPTS = 20;
  */
 export class Engine {
   /** Raised when task runs are queued (by this process, or relayed from PostgreSQL NOTIFY). */
-  readonly workSignal = new WorkSignal();
+  readonly workSignal = new WakeSignal();
   /** Raised when events are written (by this process, or relayed from NOTIFY). */
-  readonly eventSignal = new WorkSignal();
+  readonly eventSignal = new WakeSignal();
 
   constructor(readonly deps: EngineDeps) {}
 

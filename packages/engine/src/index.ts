@@ -10,5 +10,5 @@ export * from './secrets';
 export { getExecution, type ExecutionRecord } from './sql/executions';
 export { latestAttempts } from './task-queue';
 export * from './events';
-export * from './work-signal';
+export * from './wake-signal';
 export type { CreateExecutionRequest } from './create-execution';
