@@ -26,7 +26,8 @@ import tseslint from 'typescript-eslint';
  *                      embeds the executors in its own process. (A tag of its own rather than
  *                      layer:control: every constraint whose tag a project carries applies, so engine,
  *                      api and jobs could not be kept off the executor side otherwise.)
- *   layer:executor     executors, instance, executor-runtime, owner-cleanup: the executor side. Never the
+ *   layer:executor     executors, instance, executor-runtime, owner-cleanup: the executor side. May load the
+ *                      runner (an executor app's `exec` runs it in process). Never the
  *                      store, engine, api, jobs or control-lib: it reaches the control plane only over
  *                      ExecutorProtocol.
  *   layer:runner       runner: runs inside the task's container or process; protocol and config only.
@@ -76,7 +77,13 @@ const depConstraints = [
   },
   {
     sourceTag: 'layer:executor',
-    onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config', 'layer:base', 'layer:executor'],
+    onlyDependOnLibsWithTags: [
+      'layer:protocol',
+      'layer:config',
+      'layer:base',
+      'layer:executor',
+      'layer:runner',
+    ],
   },
   { sourceTag: 'layer:runner', onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config'] },
   // Apps import libraries, never another app (no constraint lists type:app) nor the test helpers.

@@ -5,13 +5,14 @@ import { baseEnv, startApp } from '@sluice/testing';
 const executorMain = join(__dirname, '..', 'dist', 'main.js');
 
 describe('the built sluice docker-executor', () => {
-  it('exits non-zero without DOCKER_EXECUTOR_OWNER_ID, naming it', async () => {
+  // issue 11: only an instance that runs the docker executor needs DOCKER_EXECUTOR_OWNER_ID.
+  it('exits non-zero without DOCKER_EXECUTOR_OWNER_ID when docker is listed, naming it', async () => {
     const app = await startApp({
       main: executorMain,
       args: ['docker-executor'],
       env: {
         ...baseEnv(),
-        SLUICE_EXECUTORS: 'process',
+        SLUICE_EXECUTORS: 'process,docker',
         EXECUTOR_API_URL: 'http://127.0.0.1:9',
         EXECUTOR_API_TOKEN: 'token',
       },

@@ -100,6 +100,11 @@ describe('standalone server with the docker executor', () => {
       expect(docker.executor.type).toBe('docker');
       expect(docker.outputs).toEqual({ n: '1' });
       expect(done.taskRuns.find((r) => r.taskId === 'on_host')!.executor.type).toBe('process');
+      // The owner ID is also the instance's ID: its task runs and the executor list name it, not SLUICE_INSTANCE_ID.
+      expect(done.taskRuns.map((r) => r.ownerId)).toEqual([owner, owner]);
+      const listed = (await api.call('GET', '/api/v1/executors')).body.executors as Array<{ id: string }>;
+      expect(listed.map((e) => e.id)).toContain(owner);
+      expect(listed.map((e) => e.id)).not.toContain(env.SLUICE_INSTANCE_ID);
       expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
     } finally {
       await server.stop();

@@ -1,12 +1,8 @@
 import { ConfigError, formatVarsHelp, parseEnv, type JobsConfig } from '@sluice/config';
-import { startJobsService, type RunningJobsService } from '@sluice/jobs';
-import { createLogger } from '@sluice/observability';
+import { startJobsService } from '@sluice/jobs';
+import { createLogger, runUntilSignal, type SignalSource } from '@sluice/observability';
 
-/** Where SIGTERM/SIGINT arrive: the process itself, or an emitter of the caller's (tests). */
-export interface SignalSource {
-  on(event: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown;
-  off(event: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown;
-}
+export type { SignalSource };
 
 /** Where main reads and writes; tests pass their own. */
 export interface MainIo {
@@ -32,32 +28,6 @@ that takes longer than ${STOP_TIMEOUT_MS / 1000} s, forces the exit.
 Environment:
 `;
 
-interface SignalWatch {
-  /** The first SIGTERM/SIGINT. */
-  first: Promise<NodeJS.Signals>;
-  /** A second one: stop waiting for the stop. */
-  second: Promise<NodeJS.Signals>;
-  dispose(): void;
-}
-
-/** Listens from the start, so a signal that arrives during start-up stops the service as soon as it is up. */
-function watchSignals(signals: SignalSource): SignalWatch {
-  const received: Array<(signal: NodeJS.Signals) => void> = [];
-  const first = new Promise<NodeJS.Signals>((resolve) => received.push(resolve));
-  const second = new Promise<NodeJS.Signals>((resolve) => received.push(resolve));
-  const onSignal = (signal: NodeJS.Signals) => received.shift()?.(signal);
-  signals.on('SIGTERM', onSignal);
-  signals.on('SIGINT', onSignal);
-  return {
-    first,
-    second,
-    dispose: () => {
-      signals.off('SIGTERM', onSignal);
-      signals.off('SIGINT', onSignal);
-    },
-  };
-}
-
 /** `sluice jobs`. argv[0] is the command name; resolves with the exit code once stopped. */
 export async function main(argv: string[], io: MainIo = process): Promise<number> {
   const args = argv.slice(1);
@@ -78,38 +48,21 @@ export async function main(argv: string[], io: MainIo = process): Promise<number
     return 2;
   }
   const log = createLogger({ service: 'jobs', level: config.logLevel, stream: io.stdout });
-  const watch = watchSignals(io.signals ?? process);
   try {
-    let service: RunningJobsService;
-    try {
-      service = await startJobsService(config, { log });
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      log.error('sluice jobs could not start', { error: message });
-      io.stderr.write(`sluice jobs: ${message}\n`);
-      return 1;
-    }
-    const signal = await watch.first;
-    log.info('stopping', { signal });
-    let force: NodeJS.Timeout | undefined;
-    const code = await Promise.race([
-      service.stop().then(() => 0),
-      watch.second.then((again) => {
-        log.error('second signal; exiting without waiting for the stop', { signal: again });
-        return 130;
-      }),
-      new Promise<number>((resolve) => {
-        force = setTimeout(() => {
-          log.error('stop did not finish in time; exiting', { timeoutMs: STOP_TIMEOUT_MS });
-          resolve(1);
-        }, STOP_TIMEOUT_MS);
-      }),
-    ]);
-    clearTimeout(force);
-    if (code === 0) log.info('stopped');
-    return code;
-  } finally {
-    watch.dispose();
+    return await runUntilSignal(() => startJobsService(config, { log }), {
+      ...(io.signals ? { signals: io.signals } : {}),
+      stopTimeoutMs: STOP_TIMEOUT_MS,
+      onStopping: (signal) => log.info('stopping', { signal }),
+      onStopped: () => log.info('stopped'),
+      onSecondSignal: (again) =>
+        log.error('second signal; exiting without waiting for the stop', { signal: again }),
+      onStopTimeout: (timeoutMs) => log.error('stop did not finish in time; exiting', { timeoutMs }),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.error('sluice jobs could not start', { error: message });
+    io.stderr.write(`sluice jobs: ${message}\n`);
+    return 1;
   }
 }
 

@@ -1,12 +1,12 @@
-import type { ExecutorCommandIo } from '@sluice/executor-runtime';
+// `exec` starts once per task run on the process executor: app-main imports
+// nothing at load, and each command loads only what it uses.
+import {
+  executorAppMain,
+  runExecutorAppFromCommandLine,
+  type MainIo,
+} from '@sluice/executor-runtime/app-main';
 
-// `exec` starts once per task run on the process executor: each command loads
-// only what it uses, and nothing is imported before the command is known.
-
-/** Where main reads and writes; tests pass their own. */
-export type MainIo = ExecutorCommandIo;
-
-const VERSION = process.env.SLUICE_VERSION ?? '0.1.0';
+export type { MainIo };
 
 const USAGE = `Usage: sluice k8s-executor [--help]
        sluice k8s-executor exec      (the runner; the process executor starts it)
@@ -25,40 +25,11 @@ Environment:
  * `sluice k8s-executor` (argv[0] is the command name) and `exec`, which the
  * process executor runs as `<node> <this file> exec`. Resolves with the exit code.
  */
-export async function main(argv: string[], io: MainIo = process): Promise<number> {
-  const [command, ...args] = argv;
-  if (command === 'exec') {
-    const { loadRunner } = await import('@sluice/runner/bundled');
-    return loadRunner().runner.runExecCommand({ env: io.env, stderr: (text) => io.stderr.write(text) });
-  }
-  if (args.includes('--help') || args.includes('-h')) {
-    const { formatVarsHelp } = await import('@sluice/config');
-    io.stdout.write(`${USAGE}${formatVarsHelp('k8s-executor')}\n`);
-    return 0;
-  }
-  if (args.length > 0) {
-    io.stderr.write(`sluice k8s-executor: unknown argument ${args[0]}; see sluice k8s-executor --help\n`);
-    return 2;
-  }
-  const { runExecutorCommand } = await import('@sluice/executor-runtime');
-  return runExecutorCommand({
-    app: 'k8s-executor',
-    io,
-    version: VERSION,
-    // The process executor starts the runner as this same program.
-    runnerCommand: [process.execPath, __filename, 'exec'],
-  });
-}
+export const main = executorAppMain({
+  app: 'k8s-executor',
+  usage: USAGE,
+  mainFile: __filename,
+  version: process.env.SLUICE_VERSION ?? '0.1.0',
+});
 
-if (require.main === module) {
-  // The image runs `node dist/main.js [--help]`; `exec` and the command name are accepted too.
-  const args = process.argv.slice(2);
-  const argv = args[0] === 'exec' || args[0] === 'k8s-executor' ? args : ['k8s-executor', ...args];
-  main(argv).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runExecutorAppFromCommandLine('k8s-executor', main);

@@ -14,23 +14,8 @@ const USAGE = `usage:
 
 Configuration is read from the environment; see the README's table.`;
 
-/** Stops on the first SIGTERM/SIGINT; a second one, or a stop that hangs, forces the exit. */
-function onShutdownSignal(stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(130);
-    stopping = true;
-    process.stderr.write(`received ${signal}, stopping\n`);
-    const force = setTimeout(() => process.exit(1), 60_000);
-    force.unref();
-    stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
-}
+/** A stop that takes longer than this is abandoned and the process exits 1. */
+const STOP_TIMEOUT_MS = 60_000;
 
 async function serverCommand(args: string[]): Promise<number> {
   if (args.includes('--help')) {
@@ -47,10 +32,15 @@ async function serverCommand(args: string[]): Promise<number> {
   const config = parseEnv('server', process.env, { standalone });
   // The process executor starts the runner as this same program: `<node> <this file> exec`.
   const runnerCommand = [process.execPath, __filename, 'exec'];
-  const { startServer } = await import('@sluice/server-runtime');
-  const server = await startServer(config, { standalone, runnerCommand, version: VERSION });
-  onShutdownSignal(() => server.stop());
-  return new Promise<number>(() => undefined); // runs until a signal
+  const [{ startServer }, { runUntilSignal }] = await Promise.all([
+    import('@sluice/server-runtime'),
+    import('@sluice/observability'),
+  ]);
+  // SIGTERM/SIGINT stop it; a second one, or a stop that hangs, forces the exit.
+  return runUntilSignal(() => startServer(config, { standalone, runnerCommand, version: VERSION }), {
+    stopTimeoutMs: STOP_TIMEOUT_MS,
+    onStopping: (signal) => process.stderr.write(`received ${signal}, stopping\n`),
+  });
 }
 
 async function execCommand(): Promise<number> {

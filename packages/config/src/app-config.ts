@@ -128,9 +128,10 @@ export interface DockerExecutorConfig extends DaemonConfig {
   executorApiToken: string;
   /** SLUICE_API_URL, else EXECUTOR_API_URL: what runners in containers call */
   apiUrl: string;
+  /** SLUICE_INSTANCE_ID, else the hostname: the ID of an instance without the docker executor */
+  instanceId: string;
   instance: InstanceSettings;
   docker: DockerSettings & {
-    ownerId: string;
     /** DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS: the slots of this instance */
     maxConcurrentJobs: number;
   };

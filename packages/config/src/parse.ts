@@ -105,13 +105,11 @@ function buildDockerExecutor(r: EnvReader): DockerExecutorConfig {
     executorApiUrl,
     executorApiToken: r.require(V.EXECUTOR_API_TOKEN, 'every executor API call carries it'),
     apiUrl: r.get(V.SLUICE_API_URL) ?? executorApiUrl,
+    // Registers under the docker owner ID when the docker executor runs, else under this (DOCKER_EXECUTOR_OWNER_ID is only needed then).
+    instanceId: r.get(V.SLUICE_INSTANCE_ID) ?? hostName(r),
     instance,
     docker: {
       ...dockerSettings(r, instance),
-      ownerId: r.require(
-        V.DOCKER_EXECUTOR_OWNER_ID,
-        'it labels every container this executor creates and limits its cleanup to them',
-      ),
       maxConcurrentJobs: r.get(V.DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS),
     },
   };

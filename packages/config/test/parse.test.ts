@@ -250,12 +250,19 @@ describe('errors', () => {
     expect(error.message).toMatch(/SLUICE_DATABASE_URL or DB_DSN: is required \(.*\) but not set/);
   });
 
-  it('refuses a docker-executor without owner ID, even when set empty', () => {
-    const error = configError(() =>
-      parseEnv('docker-executor', { ...EXECUTOR, DOCKER_EXECUTOR_OWNER_ID: '' }),
+  // The owner ID is required where the docker executor runs, which only the instance builder knows
+  // (@sluice/executor-runtime's buildInstance refuses it there); SLUICE_EXECUTORS=process needs none.
+  it('reads a docker-executor without owner ID, even when set empty, with SLUICE_INSTANCE_ID or the hostname as its ID', () => {
+    const config = parseEnv('docker-executor', {
+      ...EXECUTOR,
+      DOCKER_EXECUTOR_OWNER_ID: '',
+      HOSTNAME: 'host-9',
+    });
+    expect(config.docker.ownerId).toBeUndefined();
+    expect(config.instanceId).toBe('host-9');
+    expect(parseEnv('docker-executor', { ...EXECUTOR, SLUICE_INSTANCE_ID: 'exec-a' }).instanceId).toBe(
+      'exec-a',
     );
-    expect(error.problems.map((p) => p.variable)).toEqual(['DOCKER_EXECUTOR_OWNER_ID']);
-    expect(error.message).toContain('sluice docker-executor');
   });
 
   it('refuses an owner ID that cannot be a label value', () => {

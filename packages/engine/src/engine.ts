@@ -25,7 +25,7 @@ import { handleEvent } from './event-handlers';
 import { settleExecution, type ProgressEffects } from './progress';
 import type { EngineDeps } from './settings';
 import { startSubflowIn } from './subflows';
-import { WorkSignal } from './work-signal';
+import { WakeSignal } from './wake-signal';
 
 export type { CreateExecutionRequest } from './create-execution';
 
@@ -40,9 +40,9 @@ const EVENT_MAX_ATTEMPTS = 20;
  */
 export class Engine {
   /** Raised when task runs are queued (by this process, or relayed from PostgreSQL NOTIFY). */
-  readonly workSignal = new WorkSignal();
+  readonly workSignal = new WakeSignal();
   /** Raised when events are written (by this process, or relayed from NOTIFY). */
-  readonly eventSignal = new WorkSignal();
+  readonly eventSignal = new WakeSignal();
 
   constructor(readonly deps: EngineDeps) {}
 
@@ -200,32 +200,6 @@ export class Engine {
       stopped = true;
       this.eventSignal.close();
       await loop;
-    };
-  }
-
-  /** Runs the watchdog every interval until the returned stop function is called. */
-  startWatchdog(opts: {
-    intervalMs: number;
-    heartbeatTimeoutMs: number;
-    onFailed?: (n: number) => void;
-  }): () => void {
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    const tick = async (): Promise<void> => {
-      try {
-        const n = await this.sweepLostTaskRuns(opts.heartbeatTimeoutMs);
-        if (n > 0) opts.onFailed?.(n);
-      } catch (err) {
-        this.deps.log.error('watchdog pass failed', {
-          error: err instanceof Error ? err.message : String(err),
-        });
-      }
-      if (!stopped) timer = setTimeout(() => void tick(), opts.intervalMs);
-    };
-    timer = setTimeout(() => void tick(), opts.intervalMs);
-    return () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
     };
   }
 }

@@ -10,5 +10,5 @@ export * from './secrets';
 export { getExecution, type ExecutionRecord } from '@sluice/store';
 export { latestAttempts } from './task-queue';
 export { EVENTS_CHANNEL, type EngineEvent } from '@sluice/store';
-export * from './work-signal';
+export * from './wake-signal';
 export type { CreateExecutionRequest } from './create-execution';

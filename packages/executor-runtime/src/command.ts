@@ -1,5 +1,6 @@
 import { ConfigError, parseEnv } from '@sluice/config';
 import { errorMessage } from '@sluice/executors';
+import { runUntilSignal, type SignalSource } from '@sluice/observability';
 import type { ExecutorApp } from './executor-selection';
 import { startExecutorInstance, type ExecutorAppConfig } from './runtime';
 
@@ -16,7 +17,7 @@ export interface ExecutorCommandOptions {
   version: string;
   runnerCommand: string[];
   /** Where SIGTERM and SIGINT arrive; default `process`. */
-  signals?: NodeJS.EventEmitter;
+  signals?: SignalSource;
   /** A stop slower than this gives up with exit code 1. Default 60 s. */
   forceExitAfterMs?: number;
 }
@@ -29,61 +30,38 @@ function parseConfig(app: ExecutorApp, env: NodeJS.ProcessEnv): ExecutorAppConfi
 
 /**
  * Runs `sluice docker-executor` / `sluice k8s-executor` until SIGTERM or
- * SIGINT, then stops it. Exit codes: 0 after a clean stop; 2 for a
- * configuration problem (the message names the variable); 1 when the
+ * SIGINT, then stops it (runUntilSignal). Exit codes: 0 after a clean stop; 2
+ * for a configuration problem (the message names the variable); 1 when the
  * instance could not start or stop; 130 on a second signal.
  */
 export async function runExecutorCommand(options: ExecutorCommandOptions): Promise<number> {
   const { app, io } = options;
-  const signals = options.signals ?? process;
-  let running;
+  const say = (text: string) => io.stderr.write(`sluice ${app}: ${text}\n`);
   try {
-    // parseEnv reads none of the control plane's variables; startExecutorInstance deletes them first thing.
-    running = await startExecutorInstance({
-      ...parseConfig(app, io.env),
-      version: options.version,
-      runnerCommand: options.runnerCommand,
-      env: io.env,
-      logStream: io.stdout,
-    });
+    return await runUntilSignal(
+      // parseEnv reads none of the control plane's variables; startExecutorInstance deletes them first thing.
+      () =>
+        startExecutorInstance({
+          ...parseConfig(app, io.env),
+          version: options.version,
+          runnerCommand: options.runnerCommand,
+          env: io.env,
+          logStream: io.stdout,
+        }),
+      {
+        ...(options.signals ? { signals: options.signals } : {}),
+        stopTimeoutMs: options.forceExitAfterMs ?? 60_000,
+        onStopping: (signal) => say(`received ${signal}, stopping`),
+        onStopTimeout: () => say('stopping took too long, giving up'),
+        onStopFailed: (err) => say(`stop failed: ${errorMessage(err)}`),
+      },
+    );
   } catch (err) {
     if (err instanceof ConfigError) {
       io.stderr.write(`${err.message}\n`);
       return 2;
     }
-    io.stderr.write(`sluice ${app}: could not start: ${errorMessage(err)}\n`);
+    say(`could not start: ${errorMessage(err)}`);
     return 1;
   }
-  const instance = running;
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        resolve(130);
-        return;
-      }
-      stopping = true;
-      io.stderr.write(`sluice ${app}: received ${signal}, stopping\n`);
-      const force = setTimeout(() => {
-        io.stderr.write(`sluice ${app}: stopping took too long, giving up\n`);
-        resolve(1);
-      }, options.forceExitAfterMs ?? 60_000);
-      force.unref();
-      instance.stop().then(
-        () => {
-          clearTimeout(force);
-          signals.removeListener('SIGTERM', onSignal);
-          signals.removeListener('SIGINT', onSignal);
-          resolve(0);
-        },
-        (err: unknown) => {
-          clearTimeout(force);
-          io.stderr.write(`sluice ${app}: stop failed: ${errorMessage(err)}\n`);
-          resolve(1);
-        },
-      );
-    };
-    signals.on('SIGTERM', onSignal);
-    signals.on('SIGINT', onSignal);
-  });
 }

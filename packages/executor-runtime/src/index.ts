@@ -1,16 +1,25 @@
 export { forgetControlPlaneEnv } from './env-hygiene';
 export { dockerEndpoint, pingDocker } from './docker-ping';
-export {
-  buildExecutors,
-  detectExecutors,
-  resolveExecutorTypes,
-  DOCKER_PING_TIMEOUT_MS,
-  KUBERNETES_DRY_RUN_TIMEOUT_MS,
-} from './executor-selection';
-export type { DetectionProbes, ExecutorApp } from './executor-selection';
-export { dockerExecutorSlotGroups, k8sExecutorSlotGroups } from './slot-groups';
-export { wakeOnQueuedWork, WAIT_FOR_WORK_MS } from './work-signal';
-export type { WakeLoopOptions } from './work-signal';
+export { answersWithin, DOCKER_PING_TIMEOUT_MS, KUBERNETES_DRY_RUN_TIMEOUT_MS } from './answers-within';
+export { detectExecutors, resolveExecutorTypes } from './executor-selection';
+export type { DetectionProbes, ExecutorApp, InstanceLayout } from './executor-selection';
+export { EXECUTOR_FACTORIES } from './executor-factories';
+export type {
+  BuiltExecutor,
+  CleanupWiring,
+  ExecutorBuildContext,
+  ExecutorEngine,
+  ExecutorFactory,
+} from './executor-factories';
+export { watchEngines } from './engine-watch';
+export type { EngineWatch, WatchedEngine } from './engine-watch';
+export { dockerExecutorSlotGroups, k8sExecutorSlotGroups, standaloneSlotGroups } from './slot-groups';
+export { layoutSettings } from './layout-settings';
+export type { LayoutConfig, LayoutSettings, LayoutWithConfig } from './layout-settings';
+export { buildInstance } from './build-instance';
+export type { BuiltInstance, InstanceDeps } from './build-instance';
+export { relayQueuedWork, WAIT_FOR_WORK_MS } from './relay-queued-work';
+export type { RelayQueuedWorkOptions } from './relay-queued-work';
 export { serverAnswers, startInternalServer, SERVER_CHECK_TIMEOUT_MS } from './internal-server';
 export { startExecutorInstance } from './runtime';
 export type { ExecutorAppConfig, ExecutorInstanceOptions, RunningExecutorInstance } from './runtime';

@@ -1,6 +1,16 @@
 import type { DockerExecutorConfig, K8sExecutorConfig } from '@sluice/config';
 import { INLINE_SLOTS, type SlotGroupConfig } from '@sluice/instance';
 
+// Every layout's slot groups, side by side: buildInstance picks the one of its layout.
+
+/** A standalone server's embedded instance: process and docker share SLUICE_WORKER_SLOTS; inline has its own 64. */
+export function standaloneSlotGroups(workerSlots: number): SlotGroupConfig[] {
+  return [
+    { name: 'shared', executorTypes: ['process', 'docker'], slots: workerSlots },
+    { name: 'inline', executorTypes: ['inline'], slots: INLINE_SLOTS },
+  ];
+}
+
 /**
  * A docker-executor (DESIGN.md point 3): process and docker task runs share
  * DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS and are claimed every

@@ -11,26 +11,9 @@ export function dockerEndpoint(
   return { host: url.hostname, port: Number(url.port || 2375) };
 }
 
+// Whether the engine answers is @sluice/executor-runtime's pingDocker: one ping for detection and the engine watch.
+
 /** A client for the engine that `env`'s DOCKER_HOST names (not necessarily this process's env). */
 export function createDockerClient(env: NodeJS.ProcessEnv): Docker {
   return new Docker(dockerEndpoint(env));
-}
-
-/** True when the engine answers a ping within `timeoutMs` (spec: 2 s decides whether docker is on). */
-export async function dockerAnswers(docker: Docker, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    return await Promise.race([
-      docker.ping().then(
-        () => true,
-        () => false,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -82,7 +82,7 @@ export class DockerExecutor implements Executor {
     this.maxDurationMs = options.maxDurationMs ?? 0;
     this.runtimeDefaults = options.runtimeDefaults ?? {};
     this.graceSeconds = options.stopGraceSeconds ?? 10;
-    this.injection = new RunnerInjection(options.docker, options.runnerImage);
+    this.injection = new RunnerInjection(options.docker, options.runnerImage, options.ownerId);
   }
 
   async start(run: ClaimedTaskRun, ctx: ExecutorContext): Promise<TaskRunHandle> {
@@ -211,6 +211,11 @@ export class DockerExecutor implements Executor {
   /** Task runs whose container this executor watches now (cleanup must not touch them). */
   tracked(): string[] {
     return [...this.local.keys()];
+  }
+
+  /** Containers of this owner that run no task and are in use now (the runner copy in progress). */
+  busyContainers(): string[] {
+    return this.injection.copiesInProgress();
   }
 
   private track(taskRunId: string, fence: number, name: string, ctx: ExecutorContext): DockerTaskRun {

@@ -1,8 +1,8 @@
 import type { ClaimedTaskRun } from '@sluice/protocol';
 
 /**
- * Labels on every container of the docker executor (DESIGN.md point 2). The
- * owner label scopes cleanup to one executor; the others let a restarted
+ * Labels on every container of the docker executor (DESIGN.md point 2), the
+ * runner-copy container included. The owner label scopes cleanup to one executor; the others let a restarted
  * executor adopt a container without asking anyone but the server whether
  * its task run still runs. None of them holds a secret.
  */
@@ -15,7 +15,17 @@ export const DOCKER_LABELS = {
   task: 'sluice.io/task',
   pool: 'sluice.io/pool',
   timeoutMs: 'sluice.io/timeout-ms',
+  /** Set on containers that run no task: `runner-copy`, the source of the injected runner. */
+  purpose: 'sluice.io/purpose',
 } as const;
+
+/** The purpose of the short-lived container the runner is copied out of. */
+export const RUNNER_COPY_PURPOSE = 'runner-copy';
+
+/** Labels of a runner-copy container: its owner too, so the owner's cleanup removes one a crash left behind. */
+export function runnerCopyLabels(ownerId: string): Record<string, string> {
+  return { [DOCKER_LABELS.owner]: ownerId, [DOCKER_LABELS.purpose]: RUNNER_COPY_PURPOSE };
+}
 
 /** Deterministic per attempt, so a second create of one attempt collides instead of running twice. */
 export function containerName(run: Pick<ClaimedTaskRun, 'taskRunId' | 'attempt'>): string {

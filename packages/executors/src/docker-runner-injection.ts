@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { extract, pack, type Header, type Pack } from 'tar-stream';
+import { runnerCopyLabels } from './docker-labels';
 import { errorMessage } from './errors';
 import { TaskRunStartError } from './start-error';
 
@@ -30,11 +31,19 @@ export const INJECTED_RUNNER_COMMAND = [
  */
 export class RunnerInjection {
   private readonly archives = new Map<string, Promise<Buffer>>();
+  private readonly copying = new Set<string>();
 
   constructor(
     private readonly docker: Docker,
     private readonly runnerImage: string,
+    /** DOCKER_EXECUTOR_OWNER_ID: the runner-copy container is this owner's too. */
+    private readonly ownerId: string,
   ) {}
+
+  /** IDs of the runner-copy containers in use right now: the owner's cleanup leaves them alone. */
+  copiesInProgress(): string[] {
+    return [...this.copying];
+  }
 
   /** Puts `/sluice-bin/{sluice,lib/}` into a created, not yet started container. */
   async injectInto(container: Docker.Container): Promise<void> {
@@ -68,8 +77,9 @@ export class RunnerInjection {
       Image: imageId,
       Entrypoint: [RUNNER_IMAGE_BINARY],
       Cmd: ['--version'],
-      Labels: { 'sluice.io/purpose': 'runner-copy' },
+      Labels: runnerCopyLabels(this.ownerId),
     });
+    this.copying.add(source.id);
     try {
       const out = pack();
       const done = collect(out);
@@ -84,6 +94,7 @@ export class RunnerInjection {
       );
     } finally {
       await source.remove({ force: true }).catch(() => undefined);
+      this.copying.delete(source.id);
     }
   }
 }

@@ -200,7 +200,7 @@ describe('DockerExecutor', () => {
 describe('RunnerInjection', () => {
   it('copies the runner and its loader out of SLUICE_RUNNER_IMAGE into sluice-bin/', async () => {
     const runnerImage = await ensureRunnerImage(docker);
-    const injection = new RunnerInjection(docker, runnerImage);
+    const injection = new RunnerInjection(docker, runnerImage, OWNER);
     const archive = await injection.archive();
     expect(await injection.archive()).toBe(archive); // cached by image ID
     const names = await new Promise<string[]>((resolve, reject) => {
@@ -220,8 +220,30 @@ describe('RunnerInjection', () => {
     );
   }, 60_000);
 
+  it('labels the container it copies the runner out of with the owner ID', async () => {
+    const runnerImage = await ensureRunnerImage(docker);
+    const since = Math.floor(Date.now() / 1000) - 1;
+    await new RunnerInjection(docker, runnerImage, OWNER).archive();
+    const until = Math.floor(Date.now() / 1000) + 1;
+    // The engine's event log: the copy container is gone by now, its create event is not.
+    const stream = (await docker.getEvents({
+      since,
+      until,
+      filters: JSON.stringify({
+        type: ['container'],
+        event: ['create'],
+        label: [`sluice.io/owner=${OWNER}`, 'sluice.io/purpose=runner-copy'],
+      }),
+    })) as NodeJS.ReadableStream;
+    let text = '';
+    for await (const chunk of stream) text += String(chunk);
+    const created = text.split('\n').filter((line) => line.trim().length > 0);
+    expect(created.length).toBe(1);
+    expect(JSON.parse(created[0]!)).toMatchObject({ Actor: { Attributes: { 'sluice.io/owner': OWNER } } });
+  }, 60_000);
+
   it('names SLUICE_RUNNER_IMAGE when it is not on the engine', async () => {
-    const error = await new RunnerInjection(docker, 'sluice-test/no-such-runner:1').archive().then(
+    const error = await new RunnerInjection(docker, 'sluice-test/no-such-runner:1', OWNER).archive().then(
       () => null,
       (err: unknown) => err,
     );

@@ -32,6 +32,10 @@ function act() {
     const helper = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     setInterval(() => undefined, 1000);
     write('ready.json', { helperPid: helper.pid });
+  } else if (mode === 'plain') {
+    // No SIGTERM handler, as a runner still loading: the signal kills it.
+    setInterval(() => undefined, 1000);
+    write('ready.json', true);
   } else if (mode === 'exit') {
     process.exit(Number(process.argv[4] ?? 0));
   } else if (mode === 'crash-standby') {

@@ -109,6 +109,16 @@ describe('ProcessExecutor', () => {
     expect(await executor.status(handle)).toBe('exited');
   });
 
+  it('reports a cancel that killed the runner before it had a SIGTERM handler as cancelled', async () => {
+    const executor = executorFor('plain');
+    const { handle } = await startWith(executor);
+    await eventually('runner ready', () => existsSync(path.join(dir, 'ready.json')));
+
+    await executor.cancel(handle);
+    // The instance ends it CANCELLED / cancelled on this (instance.test.ts), as on docker.
+    expect(await executor.wait(handle)).toEqual({ exitCode: null, signal: 'SIGTERM', cancelled: true });
+  });
+
   it('kills a runner that ignores SIGTERM, with its whole group, on shutdown', async () => {
     const executor = executorFor('stubborn', { killAfterMs: 300 });
     const { handle } = await startWith(executor);

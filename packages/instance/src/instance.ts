@@ -122,17 +122,22 @@ export function createInstance(options: InstanceOptions): Instance {
       )
       .finally(() => {
         group.pass = null;
+        // A request that came after the loop's last check but before this point would be lost otherwise.
+        if (group.again) requestClaim(group);
       });
   }
 
   async function claimOnce(group: SlotGroupState): Promise<void> {
     const limit = freeSlots(group);
     if (limit === 0) return;
+    // An executor whose engine does not answer claims nothing: its task runs stay queued rather than fail.
+    const executorTypes = group.config.executorTypes.filter((type) => options.claimable?.(type) ?? true);
+    if (executorTypes.length === 0) return;
     let runs: ClaimedTaskRun[];
     try {
       runs = await protocol.claim({
         instanceId: options.instanceId,
-        executorTypes: group.config.executorTypes,
+        executorTypes,
         pools: options.pools,
         limit,
       });

@@ -38,24 +38,17 @@ export interface InstanceOptions {
   log: Logger;
   metrics?: InstanceMetrics;
   resourceDefaults?: Record<string, string>;
+  /**
+   * False while an executor type may not be claimed for (its engine does not
+   * answer): its slot group leaves it out of claims. Default: always true.
+   */
+  claimable?(executorType: ExecutorType): boolean;
   /** Upper bound for stop() to wait for local work to end. Default 20 s. */
   shutdownTimeoutMs?: number;
 }
 
 /** Inline tasks: 64 per instance, not configurable (spec: "Slots limit the work"). */
 export const INLINE_SLOTS = 64;
-
-/** The standalone server's groups: process and docker share SLUICE_WORKER_SLOTS; inline has its own 64. */
-export function standaloneSlotGroups(workerSlots: number): SlotGroupConfig[] {
-  return [
-    {
-      name: 'shared',
-      executorTypes: ['process', 'docker'],
-      slots: workerSlots,
-    },
-    { name: 'inline', executorTypes: ['inline'], slots: INLINE_SLOTS },
-  ];
-}
 
 /**
  * Keeps only the executor types this instance really has, drops groups left

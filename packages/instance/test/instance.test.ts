@@ -1,9 +1,23 @@
 import { noopLogger } from '@sluice/executors';
-import { createInstance, standaloneSlotGroups, type Instance, type InstanceOptions } from '../src';
+import {
+  createInstance,
+  INLINE_SLOTS,
+  type Instance,
+  type InstanceOptions,
+  type SlotGroupConfig,
+} from '../src';
 import { eventually, InMemoryExecutorProtocol } from '@sluice/testing';
 import { ControlledExecutor } from './controlled-executor';
 
 const HOUR = 3_600_000;
+
+/** A standalone server's groups (@sluice/executor-runtime builds them): process and docker share the slots. */
+function standaloneSlotGroups(workerSlots: number): SlotGroupConfig[] {
+  return [
+    { name: 'shared', executorTypes: ['process', 'docker'], slots: workerSlots },
+    { name: 'inline', executorTypes: ['inline'], slots: INLINE_SLOTS },
+  ];
+}
 
 describe('instance', () => {
   let events: string[];
@@ -96,6 +110,21 @@ describe('instance', () => {
     expect(mostRunning).toBe(3);
     expect(tooLarge).toEqual([]);
     expect(ids.map((id) => protocol.stateOf(id).state)).toEqual(Array(10).fill('SUCCEEDED'));
+  });
+
+  it('claims nothing for an executor that may not claim, its group-mates still do, and claims it again once allowed', async () => {
+    const dockerRun = protocol.enqueue('docker');
+    const processRun = protocol.enqueue('process');
+    let dockerAnswers = false;
+    await startInstance({ claimable: (type) => type !== 'docker' || dockerAnswers });
+    await eventually('the process task run to start', () => process.started.includes(processRun));
+    expect(protocol.claims.every((c) => !c.executorTypes.includes('docker'))).toBe(true);
+    expect(docker.started).toEqual([]);
+    expect(protocol.stateOf(dockerRun).state).toBe('QUEUED');
+
+    dockerAnswers = true;
+    instance?.wake();
+    await eventually('the docker task run to start', () => docker.started.includes(dockerRun));
   });
 
   it('claims at once when a local task run ends, without waiting for the poll', async () => {

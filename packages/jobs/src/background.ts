@@ -58,11 +58,16 @@ export async function startBackgroundJobs(options: BackgroundJobsOptions): Promi
     await relay.firstAttempt;
 
     stoppers.push(engine.startEventConsumer({ pollIntervalMs: options.eventPollIntervalMs ?? 1000 }));
+    // The watchdog: stop() waits for a sweep in flight, like every other periodic job.
     stoppers.push(
-      engine.startWatchdog({
+      startPeriodic({
+        name: 'watchdog',
         intervalMs: scheduling.watchdogInterval,
-        heartbeatTimeoutMs: scheduling.heartbeatTimeout,
-        onFailed: (n) => metrics?.watchdogFailuresTotal.inc({ reason: 'lost' }, n),
+        log,
+        run: async () => {
+          const failed = await engine.sweepLostTaskRuns(scheduling.heartbeatTimeout);
+          if (failed > 0) metrics?.watchdogFailuresTotal.inc({ reason: 'lost' }, failed);
+        },
       }),
     );
     if (metrics) {

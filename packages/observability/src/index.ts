@@ -18,3 +18,7 @@ export { startHttpServer } from './http-server';
 export type { RunningHttpServer } from './http-server';
 export { StopStack } from './stop-stack';
 export type { Stopper } from './stop-stack';
+export { startPeriodic } from './periodic';
+export type { PeriodicOptions } from './periodic';
+export { runUntilSignal, EXIT_STOPPED, EXIT_STOP_FAILED, EXIT_SECOND_SIGNAL } from './run-until-signal';
+export type { RunUntilSignalOptions, ShutdownSignal, SignalSource, Stoppable } from './run-until-signal';

@@ -14,15 +14,23 @@ export interface CleanupLoop {
   stop(): Promise<void>;
 }
 
-/** Runs `runCleanup` now and every interval, one pass at a time; a failed pass is logged and retried next time. */
+/** Runs `runCleanup` now and every interval, one pass at a time; a failed pass is retried next time, logged once per run of failures. */
 export function startCleanupLoop(options: CleanupLoopOptions): CleanupLoop {
   let current: Promise<void> | null = null;
   let stopped = false;
+  let failing = false;
   const pass = (): Promise<void> => {
     current ??= runCleanup(options)
       .then(
-        () => undefined,
-        (err: unknown) => options.log.warn('container cleanup failed', { error: errorMessage(err) }),
+        () => {
+          if (failing) options.log.info('container cleanup works again');
+          failing = false;
+        },
+        (err: unknown) => {
+          // One warning per outage (an engine that is down), not one per interval.
+          if (!failing) options.log.warn('container cleanup failed', { error: errorMessage(err) });
+          failing = true;
+        },
       )
       .finally(() => {
         current = null;

@@ -17,6 +17,8 @@ export interface CleanupOptions {
   adopt(container: Docker.ContainerInfo): void | Promise<void>;
   /** Task runs this process already watches: neither removed nor adopted again. */
   tracked?(): Iterable<string>;
+  /** Container IDs this process uses for no task run right now (a runner copy in progress): kept. */
+  busy?(): Iterable<string>;
   log?: Pick<Logger, 'info' | 'warn'>;
 }
 
@@ -44,11 +46,12 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
     filters: { label: [`${DOCKER_LABELS.owner}=${ownerId}`] },
   });
   const watched = new Set(options.tracked?.() ?? []);
+  const busy = new Set(options.busy?.() ?? []);
   for (const container of containers) {
     // The engine filtered already; checking again keeps a mis-filtering engine from costing another owner's work.
     if (container.Labels?.[DOCKER_LABELS.owner] !== ownerId) continue;
     const labelled = taskRunFromLabels(container.Labels);
-    if (labelled && watched.has(labelled.taskRunId)) {
+    if ((labelled && watched.has(labelled.taskRunId)) || busy.has(container.Id)) {
       result.kept.push(container.Id);
       continue;
     }

@@ -36,6 +36,7 @@ export function startDockerCleanup(options: DockerCleanupOptions): CleanupLoop {
     intervalMs: options.intervalMs,
     log,
     tracked: () => executor.tracked(),
+    busy: () => executor.busyContainers(),
     adopt(container) {
       const adopted = executor.adopt(container, ctx);
       if (adopted && !instance.adopt(adopted.run, adopted.handle)) {

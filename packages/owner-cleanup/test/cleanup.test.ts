@@ -89,4 +89,27 @@ describe('runCleanup', () => {
     expect(result.kept).toContain(id);
     expect(await exists(id)).toBe(true);
   }, 30_000);
+
+  it('removes a runner-copy container a crash left behind, and keeps the one a copy is using', async () => {
+    const copyOf = async () =>
+      (
+        await docker.createContainer({
+          Image: image,
+          Entrypoint: ['true'],
+          Labels: { 'sluice.io/owner': OWNER, 'sluice.io/purpose': 'runner-copy' },
+        })
+      ).id;
+    const leftover = await copyOf();
+    const inUse = await copyOf();
+    const result = await runCleanup({
+      docker,
+      ownerId: OWNER,
+      protocol: { isStillRunning: async () => false },
+      adopt: () => undefined,
+      busy: () => [inUse],
+    });
+    expect(result.removed).toContain(leftover);
+    expect(result.kept).toContain(inUse);
+    expect(await Promise.all([leftover, inUse].map(exists))).toEqual([false, true]);
+  }, 30_000);
 });

@@ -1,3 +1,2 @@
 export * from './server';
 export * from './secrets-source';
-export * from './executors';

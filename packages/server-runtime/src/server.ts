@@ -4,7 +4,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sluice/bootstrap'
 import { migrate, openStore, startNotifyRelay, TASK_RUN_QUEUED_CHANNEL } from '@sluice/store';
 import type { ServerConfig } from '@sluice/config';
 import { createDirectExecutorProtocol, DEFAULT_ENGINE_SETTINGS, Engine, RunnerService } from '@sluice/engine';
-import { createInstance, standaloneSlotGroups } from '@sluice/instance';
+import { buildInstance, type BuiltInstance } from '@sluice/executor-runtime';
 import { startBackgroundJobs } from '@sluice/jobs';
 import {
   createLogger,
@@ -16,21 +16,7 @@ import {
   StopStack,
 } from '@sluice/observability';
 import { SecretKeyring } from '@sluice/secrets';
-import { standaloneExecutors } from './executors';
-import { startDockerCleanup } from '@sluice/owner-cleanup';
 import { resolveServerSecrets } from './secrets-source';
-
-/** Calls `wake` each time the engine's work signal fires, until the returned function is called. */
-function wakeOnWork(engine: Engine, wake: () => void): () => void {
-  let stopped = false;
-  // void: runs until the returned function stops it; the work signal's wait never rejects.
-  void (async () => {
-    while (!stopped) if (await engine.workSignal.wait(60_000)) wake();
-  })();
-  return () => {
-    stopped = true;
-  };
-}
 
 export interface ServerOptions {
   standalone: boolean;
@@ -99,13 +85,15 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     });
     const runner = new RunnerService(engine);
 
+    // Set once the embedded instance is built: not ready while one of its executors' engines does not answer.
+    let embedded: BuiltInstance | null = null;
     const ready = async () => {
       try {
         await store.ping();
-        return { ok: true };
       } catch (err) {
         return { ok: false, detail: `database: ${err instanceof Error ? err.message : String(err)}` };
       }
+      return embedded?.ready() ?? { ok: true };
     };
     const probes = Router();
     probeRoutes(probes, { ready, registry: metrics.registry });
@@ -164,51 +152,24 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
       stoppers.push(() => jobs.stop());
       // The runner reaches this server at SLUICE_API_URL; its default follows the internal port actually bound.
       const runnerApiUrl = config.apiUrl.endsWith(':0') ? internalUrl : config.apiUrl;
-      const embedded = await standaloneExecutors(config, options.runnerCommand);
-      const protocol = createDirectExecutorProtocol(engine, { k8sMaxJobs: config.k8s.maxJobs });
-      const local = createInstance({
-        instanceId: config.instanceId,
-        type: 'standalone',
+      // The instance talks to this process's engine directly (the executors cannot tell it from the HTTP client).
+      const built = await buildInstance('standalone', config, {
+        protocol: createDirectExecutorProtocol(engine, { k8sMaxJobs: config.k8s.maxJobs }),
         version: options.version,
-        protocol,
-        executors: embedded.executors,
-        pools: config.instance.pools,
-        slotGroups: standaloneSlotGroups(config.instance.workerSlots),
-        pollIntervalMs: config.instance.queuePollInterval,
-        registrationIntervalMs: config.instance.registrationInterval,
-        runnerApiUrl,
+        runnerCommand: options.runnerCommand,
+        env: process.env,
         log,
-        metrics: {
-          runningChanged: (executorType, count) =>
-            metrics.taskRunsRunning.set({ instance: `${config.instanceId}/${executorType}` }, count),
-          claimed: (group, count) => metrics.claimsTotal.inc({ executor_type: group }, count),
-        },
+        metrics,
+        runnerApiUrl,
       });
-      // Wakes on local and relayed queued work (the NOTIFY relay above feeds workSignal).
-      const unsubscribe = wakeOnWork(engine, () => local.wake());
-      stoppers.push(unsubscribe);
-      if (embedded.docker) {
-        // Leftovers of this owner are removed and its still-running containers adopted before the first claim.
-        const cleanup = startDockerCleanup({
-          docker: embedded.docker.client,
-          executor: embedded.docker.executor,
-          ownerId: embedded.docker.ownerId,
-          protocol,
-          ctx: { protocol, runnerApiUrl, log },
-          instance: local,
-          intervalMs: config.docker.cleanupInterval,
-          log,
-        });
-        stoppers.push(() => cleanup.stop());
-        await cleanup.first;
-      }
-      await local.start();
-      stoppers.push(() => local.stop('shutdown'));
+      embedded = built;
+      stoppers.push(() => built.stop());
+      await built.start();
       log.info('embedded instance started', {
-        instanceId: config.instanceId,
+        instanceId: built.instanceId,
         pools: config.instance.pools,
         workerSlots: config.instance.workerSlots,
-        executors: embedded.executors.map((e) => e.type),
+        executors: built.executorTypes,
       });
     }
     log.info('server started', { standalone: options.standalone, public: publicUrl, internal: internalUrl });

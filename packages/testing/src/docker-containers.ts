@@ -28,13 +28,18 @@ export async function dockerFixtures(): Promise<DockerFixtures> {
 }
 
 /** Containers of one owner, running or not. */
-export async function ownedContainers(docker: Docker, ownerId: string): Promise<ContainerInfo[]> {
+function allOwned(docker: Docker, ownerId: string): Promise<ContainerInfo[]> {
   return docker.listContainers({ all: true, filters: { label: [`sluice.io/owner=${ownerId}`] } });
+}
+
+/** Task containers of one owner, running or not (the short-lived runner-copy container is the owner's too, and left out). */
+export async function ownedContainers(docker: Docker, ownerId: string): Promise<ContainerInfo[]> {
+  return (await allOwned(docker, ownerId)).filter((c) => c.Labels['sluice.io/purpose'] !== 'runner-copy');
 }
 
 /** Removes every container of the owner (test cleanup, whatever a test left). */
 export async function removeOwned(docker: Docker, ownerId: string): Promise<void> {
-  for (const c of await ownedContainers(docker, ownerId)) {
+  for (const c of await allOwned(docker, ownerId)) {
     await docker
       .getContainer(c.Id)
       .remove({ force: true })

@@ -17,7 +17,8 @@ import { apiClient, baseEnv, startApp, type AppProcess } from './processes';
  * never imports an app.
  */
 
-const SLUICE = join(__dirname, '..', '..', '..', 'bin', 'sluice.cjs');
+/** The one entry point the apps start through (`node bin/sluice.cjs <command>`). */
+export const SLUICE = join(__dirname, '..', '..', '..', 'bin', 'sluice.cjs');
 
 /** The executor apps, and the variable each reads its owner ID from. */
 const OWNER_VARIABLE = {
@@ -131,6 +132,8 @@ export async function startExecutor(
       ...baseEnv(),
       SLUICE_EXECUTORS: 'process',
       [OWNER_VARIABLE[command]]: ownerId,
+      // A process-only instance registers under SLUICE_INSTANCE_ID, a docker one under its owner ID: the same here.
+      SLUICE_INSTANCE_ID: ownerId,
       EXECUTOR_API_URL: server.internalUrl,
       EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
       INTERNAL_HTTP_SERVER_ADDR: '127.0.0.1:0',

@@ -45,8 +45,9 @@ export const SLUICE_DATA_DIR = defineVar({
 export const SLUICE_INSTANCE_ID = defineVar({
   name: 'SLUICE_INSTANCE_ID',
   schema: text(),
-  description: "ID under which a standalone server's embedded instance registers. Default: the hostname.",
-  apps: ['server'],
+  description:
+    "ID under which an instance that runs no docker executor registers (a standalone server's embedded instance, a docker-executor with SLUICE_EXECUTORS=process); one that runs it registers under DOCKER_EXECUTOR_OWNER_ID. Default: the hostname.",
+  apps: ['server', 'docker-executor'],
 });
 
 export const SLUICE_DATABASE_URL = defineVar({

@@ -10,7 +10,7 @@ export const DOCKER_EXECUTOR_OWNER_ID = defineVar({
   name: 'DOCKER_EXECUTOR_OWNER_ID',
   schema: ownerId(),
   description:
-    'Owner ID of the docker executor: the sluice.io/owner label of its containers and its ID in the executor list. No default: a docker executor does not start without it. Unique per executor sharing a Docker daemon, stable across restarts.',
+    'Owner ID of the docker executor: the sluice.io/owner label of its containers and its ID in the executor list. No default: an instance that runs the docker executor does not start without it; one that does not needs none. Unique per executor sharing a Docker daemon, stable across restarts.',
   apps: DOCKER,
 });
 

@@ -1,5 +1,5 @@
 import { eventually } from '@sluice/testing';
-import { wakeOnQueuedWork } from '../src/work-signal';
+import { relayQueuedWork } from '../src/relay-queued-work';
 
 type Answer = boolean | Error;
 
@@ -33,12 +33,12 @@ function recorder() {
 
 const until = (check: () => boolean) => eventually('the condition', check, 10_000, 5);
 
-describe('wakeOnQueuedWork', () => {
+describe('relayQueuedWork', () => {
   it('wakes the instance each time the server says work was queued, and only then', async () => {
     const server = scriptedServer([true, true, true]);
     const wake = jest.fn();
     // waitMs 0 would look like a server answering too fast; the script answers true, which never pauses.
-    const stop = wakeOnQueuedWork({ protocol: server, wake, log: recorder().log, waitMs: 25_000 });
+    const stop = relayQueuedWork({ protocol: server, wake, log: recorder().log, waitMs: 25_000 });
     await until(() => server.asked.length === 4);
     expect(wake).toHaveBeenCalledTimes(3);
     expect(server.asked).toEqual([25_000, 25_000, 25_000, 25_000]);
@@ -51,7 +51,7 @@ describe('wakeOnQueuedWork', () => {
     const server = scriptedServer([broken, broken, broken, true]);
     const wake = jest.fn();
     const { log, lines } = recorder();
-    const stop = wakeOnQueuedWork({ protocol: server, wake, log, retryMs: 5 });
+    const stop = relayQueuedWork({ protocol: server, wake, log, retryMs: 5 });
     await until(() => wake.mock.calls.length === 1);
     expect(lines).toEqual([
       ['warn', 'wait-for-work failed; relying on polling until the server answers'],
@@ -64,7 +64,7 @@ describe('wakeOnQueuedWork', () => {
   it('asks nothing more once stopped', async () => {
     const server = scriptedServer([]);
     const wake = jest.fn();
-    const stop = wakeOnQueuedWork({ protocol: server, wake, log: recorder().log });
+    const stop = relayQueuedWork({ protocol: server, wake, log: recorder().log });
     await until(() => server.asked.length === 1);
     stop();
     server.timeOut();
@@ -75,7 +75,7 @@ describe('wakeOnQueuedWork', () => {
 
   it('does not spin on a server that answers "nothing" at once', async () => {
     const server = scriptedServer(Array.from({ length: 1000 }, () => false));
-    const stop = wakeOnQueuedWork({ protocol: server, wake: jest.fn(), log: recorder().log, retryMs: 100 });
+    const stop = relayQueuedWork({ protocol: server, wake: jest.fn(), log: recorder().log, retryMs: 100 });
     await new Promise((resolve) => setTimeout(resolve, 250));
     stop();
     expect(server.asked.length).toBeLessThanOrEqual(4);

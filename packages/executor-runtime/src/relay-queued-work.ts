@@ -5,7 +5,7 @@ import type { ExecutorProtocol } from '@sluice/protocol';
 /** How long one wait-for-work long poll may hang at the server. */
 export const WAIT_FOR_WORK_MS = 25_000;
 
-export interface WakeLoopOptions {
+export interface RelayQueuedWorkOptions {
   protocol: Pick<ExecutorProtocol, 'waitForWork'>;
   /** Called each time the server says task runs were queued. */
   wake(): void;
@@ -17,13 +17,15 @@ export interface WakeLoopOptions {
 }
 
 /**
- * Relays the server's "work was queued" signal (PostgreSQL NOTIFY, which an
- * executor without a database cannot LISTEN to) to the instance, so pickup
- * does not wait for the next poll. While the server is unreachable the loop
+ * Relays "task runs were queued" from the protocol's waitForWork to the
+ * instance (`wake`), so pickup does not wait for the next poll. Over HTTP it
+ * is the server's relay of PostgreSQL NOTIFY, which an executor without a
+ * database cannot LISTEN to; in a standalone server the direct protocol
+ * answers from the engine's queued-work signal. While the server is unreachable the loop
  * backs off; polling keeps the instance working meanwhile. The returned
  * function stops the loop; a long poll in flight is left to end on its own.
  */
-export function wakeOnQueuedWork(options: WakeLoopOptions): () => void {
+export function relayQueuedWork(options: RelayQueuedWorkOptions): () => void {
   const waitMs = options.waitMs ?? WAIT_FOR_WORK_MS;
   const baseRetryMs = options.retryMs ?? 1_000;
   let stopped = false;

@@ -1,9 +1,11 @@
 /**
- * "Task runs were queued somewhere": raised by this process's own commits and
- * by the server's LISTEN on the queued channel, awaited by local instances
- * and by executors long-polling the executor API.
+ * A broadcast that wakes whoever waits on it: the engine has one for "task
+ * runs were queued" (its own commits and the server's LISTEN on the queued
+ * channel; awaited by the executor API's wait-for-work, which executors
+ * relay to their instance with relayQueuedWork) and one for "events were
+ * written" (awaited by the event consumer).
  */
-export class WorkSignal {
+export class WakeSignal {
   private waiters = new Set<(queued: boolean) => void>();
 
   notify(): void {

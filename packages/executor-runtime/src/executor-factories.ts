@@ -1,0 +1,140 @@
+import type { DockerSettings, InstanceSettings as InstanceVariables } from '@sluice/config';
+import { ConfigError } from '@sluice/config';
+import {
+  createDockerClient,
+  DockerExecutor,
+  InlineExecutor,
+  ProcessExecutor,
+  type Executor,
+  type ExecutorContext,
+  type Logger,
+} from '@sluice/executors';
+import { startDockerCleanup, type AdoptionTarget, type CleanupLoop } from '@sluice/owner-cleanup';
+import type { ExecutorProtocol, ExecutorType } from '@sluice/protocol';
+import { answersWithin, DOCKER_PING_TIMEOUT_MS } from './answers-within';
+
+/** What a factory builds an executor from. */
+export interface ExecutorBuildContext {
+  /** The app named in configuration errors (`server` for a standalone server). */
+  app: string;
+  instance: InstanceVariables;
+  /** DOCKER_EXECUTOR_* (standalone server and docker-executor). */
+  docker?: DockerSettings;
+  /** The slots of this executor's slot group (the process executor bounds its standbys by them). */
+  slots: number | null;
+  runnerCommand: string[];
+  /** DOCKER_HOST, and the environment the process executor's runners inherit from. */
+  env: NodeJS.ProcessEnv;
+  /** The one Docker ping (detection uses it too); tests pass their own. */
+  pingDocker(timeoutMs: number): Promise<boolean>;
+}
+
+/** An engine an executor needs (Docker API, kubernetes API): the instance claims nothing for it while it does not answer. */
+export interface ExecutorEngine {
+  /** As the log and /ready name it, e.g. "Docker API". */
+  name: string;
+  /** True when it answers now; resolves false (never rejects) within its probe's timeout. */
+  answers(): Promise<boolean>;
+}
+
+/** What the owner-ID cleanup and adoption works with. */
+export interface CleanupWiring {
+  protocol: ExecutorProtocol;
+  ctx: ExecutorContext;
+  instance: AdoptionTarget;
+  log: Logger;
+}
+
+export interface BuiltExecutor {
+  executor: Executor;
+  /** The owner ID it labels its work with; the instance registers under it (the executor list's ID). */
+  ownerId?: string;
+  engine?: ExecutorEngine;
+  /** Removes this owner's leftovers and adopts its still-running work, at start and every interval. */
+  startCleanup?(wiring: CleanupWiring): CleanupLoop;
+}
+
+/** How one executor type is built. Adding an executor (kubernetes) is adding its factory here. */
+export interface ExecutorFactory {
+  /** Refuses a configuration it cannot run with (a ConfigError naming the variable), before any detection. */
+  check?(ctx: ExecutorBuildContext): void;
+  create(ctx: ExecutorBuildContext): BuiltExecutor;
+}
+
+const inline: ExecutorFactory = { create: () => ({ executor: new InlineExecutor() }) };
+
+const processFactory: ExecutorFactory = {
+  create: (ctx) => ({
+    executor: new ProcessExecutor({
+      runnerCommand: ctx.runnerCommand,
+      env: ctx.env,
+      standbyRunners: ctx.instance.standbyRunners,
+      slots: ctx.slots,
+    }),
+  }),
+};
+
+/** DOCKER_EXECUTOR_OWNER_ID and the rest of DOCKER_EXECUTOR_*; refused without the owner ID. */
+function dockerSettings(ctx: ExecutorBuildContext): DockerSettings & { ownerId: string } {
+  const settings = ctx.docker;
+  const ownerId = settings?.ownerId;
+  if (!settings || !ownerId) {
+    throw ConfigError.missing(
+      ctx.app,
+      'DOCKER_EXECUTOR_OWNER_ID',
+      'this instance runs the docker executor (SLUICE_EXECUTORS), which labels its containers with it, registers under it and limits its cleanup to them',
+    );
+  }
+  return { ...settings, ownerId };
+}
+
+const docker: ExecutorFactory = {
+  check(ctx) {
+    dockerSettings(ctx);
+  },
+  create(ctx) {
+    const settings = dockerSettings(ctx);
+    const { ownerId } = settings;
+    const client = createDockerClient(ctx.env);
+    const executor = new DockerExecutor({
+      docker: client,
+      ownerId,
+      runnerImage: ctx.instance.runnerImage,
+      network: settings.network,
+      heartbeatIntervalMs: settings.heartbeatInterval,
+      maxDurationMs: settings.maxSyncDuration,
+      runtimeDefaults: ctx.instance.runtimeDefaults,
+    });
+    return {
+      executor,
+      ownerId,
+      engine: {
+        name: 'Docker API',
+        answers: () => answersWithin(() => ctx.pingDocker(DOCKER_PING_TIMEOUT_MS), DOCKER_PING_TIMEOUT_MS),
+      },
+      startCleanup: (wiring) =>
+        startDockerCleanup({
+          docker: client,
+          executor,
+          ownerId,
+          protocol: wiring.protocol,
+          ctx: wiring.ctx,
+          instance: wiring.instance,
+          intervalMs: settings.cleanupInterval,
+          log: wiring.log,
+        }),
+    };
+  },
+};
+
+/**
+ * The executors this build can start, by type. Kubernetes is absent until
+ * its executor lands: its factory (Job executor, dry run as its engine,
+ * K8S_EXECUTOR_OWNER_ID, Job cleanup) goes here, and detection's dry run in
+ * executor-selection.ts.
+ */
+export const EXECUTOR_FACTORIES: Partial<Record<ExecutorType, ExecutorFactory>> = {
+  inline,
+  process: processFactory,
+  docker,
+};
