@@ -1,4 +1,4 @@
-// Runs outside the main jest run: npx jest -c bench/jest.config.cjs (the store fixtures, real PostgreSQL).
+// Part of the main jest run (project `bench`): the store fixtures, real PostgreSQL.
 /// <reference types="jest" />
 import { randomUUID } from 'node:crypto';
 import { StaleFenceError } from '@sluice/protocol';
