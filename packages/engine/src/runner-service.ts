@@ -81,10 +81,15 @@ export class RunnerService {
       env?: Record<string, string | { secret: string }>;
     };
     let env: Record<string, string>;
+    // The resolved secret values, so the runner masks them in all it sends back (docs/secrets.md).
+    const secretValues: string[] = [];
     try {
       env = await resolveTaskEnv(store, keyring, execution.namespace, task.env);
       for (const [name, value] of Object.entries(task.env ?? {})) {
-        if (typeof value !== 'string') this.deps.onSecretResolved?.(env[name] ?? '');
+        if (typeof value === 'string') continue;
+        const resolved = env[name] ?? '';
+        secretValues.push(resolved);
+        this.deps.onSecretResolved?.(resolved);
       }
     } catch (err) {
       if (err instanceof MissingSecretError) {
@@ -116,6 +121,7 @@ export class RunnerService {
       fence: p.fence,
       task: taskPart,
       env,
+      secretValues,
       timeoutMs: run.timeoutMs,
       heartbeatIntervalMs: settings.runnerHeartbeatIntervalMs,
       cancelGraceMs: settings.cancelGraceMs,
