@@ -4,3 +4,4 @@ export * from './processes';
 export * from './docker';
 export * from './docker-images';
 export * from './rootfs';
+export * from './kube';
