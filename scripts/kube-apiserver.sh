@@ -53,7 +53,7 @@ install_missing() {
   [ "${#missing[@]}" -eq 0 ] && return 0
   say "apt-get install ${missing[*]}"
   apt-get update >&2
-  # policy-rc.d-less containers may try to start etcd's own service; that one is not ours.
+  # etcd-server's own service (where an init system starts it) is not ours: ours has its own ports.
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
 }
 

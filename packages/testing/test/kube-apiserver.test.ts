@@ -56,7 +56,7 @@ function api(
 }
 
 /** Polls `probe` until it returns a value, or fails after `ms` with `what`. */
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();
@@ -149,5 +149,5 @@ describeWithKube('the private API server (scripts/kube-apiserver.sh)', () => {
         : undefined;
     });
     expect(done.succeeded).toBe(1);
-  });
+  }, 150_000);
 });
