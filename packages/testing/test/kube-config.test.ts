@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeConfigFromEnv } from '@sluice/testing';
@@ -7,6 +7,8 @@ import { kubeConfigFromEnv } from '@sluice/testing';
 describe('kubeConfigFromEnv', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-kubeconfig-'));
   const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('is null without KUBECONFIG', () => {
     expect(kubeConfigFromEnv({})).toBeNull();
