@@ -335,6 +335,8 @@ stop_pid() {
   local name="$1" pid="$2"
   [ -n "$pid" ] || return 0
   kill -0 "$pid" 2>/dev/null || return 0
+  # A stale state file's pid may belong to someone else by now: ours name our temp dir.
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$DIR/" || return 0
   say "stopping $name (pid $pid)"
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
