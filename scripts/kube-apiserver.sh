@@ -20,8 +20,8 @@
 # Measured 2026-12-01 on 2 cores shared with other builds (Debian 12, source
 # 1.20.5+really1.20.2-1.1+deb12u1, Go 1.19): cold, nothing installed: 1007 s (make 938 s, load
 # ≈ 20); cold with the packages installed: 850 s (make 810 s). Warm start (binaries cached,
-# nothing running) 6–11 s in ten runs (one outlier of 65 s, not reproduced); reuse of a
-# running server 0.02 s. RSS after a Job test: etcd 48 MB, kube-apiserver 320 MB,
+# nothing running) 6–16 s in 18 runs at load 2–18 (one outlier of 65 s, not reproduced);
+# reuse of a running server 0.02 s. RSS after a Job test: etcd 48 MB, kube-apiserver 320 MB,
 # kube-controller-manager 95 MB.
 set -euo pipefail
 
