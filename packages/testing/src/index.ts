@@ -10,3 +10,4 @@ export * from './io-fakes';
 export * from './in-memory-protocol';
 export * from './topology';
 export * from './executor-protocol-contract';
+export * from './kube';
