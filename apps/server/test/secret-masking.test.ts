@@ -48,7 +48,7 @@ test('a resolved secret reaches the task but never its logs or outputs, plain, b
   const run = execution.taskRuns[0]!;
   const lines = (await api.logs(run.id)).map((l) => l.line);
   expect(lines).toEqual(expect.arrayContaining(['plain ***', 'stderr ***', '***', 'url ***', 'done']));
-  const everything = JSON.stringify({ lines, outputs: run.outputs, error: run.error ?? null });
+  const everything = JSON.stringify({ lines, run });
   for (const form of [
     SECRET_VALUE,
     Buffer.from(SECRET_VALUE).toString('base64'),

@@ -1,7 +1,6 @@
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { Client } from 'pg';
 import { describeError } from '@sluice/config';
 import { ensureDataDir } from './data-dir';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
@@ -71,36 +70,15 @@ function openLog(dataDir: string): { path: string; fd: number } {
 async function waitUntilReady(connectionString: string, supervisor: SupervisedPostgres): Promise<void> {
   let exitCode: number | null | undefined;
   void supervisor.exited.then((code) => (exitCode = code));
+  // Loaded here, not at import: `sluice token create` imports this package and needs no database code.
+  const { probeConnection } = await import('@sluice/store');
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (exitCode !== undefined) throw new Error(`PostgreSQL exited (code ${exitCode ?? 'unknown'})`);
-    const client = new Client({ connectionString, connectionTimeoutMillis: 5_000 });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.end();
-      return;
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      const code = (err as { code?: string }).code;
-      // Not listening yet, or listening but still starting up / recovering (57P03).
-      const starting = code === 'ECONNREFUSED' || code === '57P03' || code === 'ECONNRESET';
-      if (!starting) throw err;
-    }
+    if ((await probeConnection(connectionString)) === 'ready') return;
     if (Date.now() > deadline)
       throw new Error(`PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms`);
     await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function ensureDatabase(connectionString: string): Promise<void> {
-  const admin = new Client({ connectionString });
-  await admin.connect();
-  try {
-    const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'sluice'`);
-    if (exists.rowCount === 0) await admin.query('CREATE DATABASE sluice');
-  } finally {
-    await admin.end();
   }
 }
 
@@ -155,7 +133,9 @@ export async function startEmbeddedPostgres(opts: {
     }
     const base = `postgresql://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${port}`;
     await waitUntilReady(`${base}/postgres`, supervisor);
-    await ensureDatabase(`${base}/postgres`);
+    // Loaded here, not at import: `sluice token create` imports this package and needs no database code.
+    const { ensureDatabaseExists } = await import('@sluice/store');
+    await ensureDatabaseExists(`${base}/postgres`, 'sluice');
     const running = supervisor;
     let stopping = false;
     void running.exited.then((code) => {

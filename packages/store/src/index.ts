@@ -75,3 +75,5 @@ export * from './outputs';
 export * from './metrics';
 export * from './artifacts';
 export * from './instances';
+export * from './databases/ensure-database';
+export * from './databases/probe-connection';
