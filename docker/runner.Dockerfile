@@ -4,7 +4,7 @@
 # kubernetes executor runs `sluice runner-install /sluice-bin` in it as an init container.
 # Build from the repository root:
 #   docker build -f docker/runner.Dockerfile -t sluice .
-# Note: when the single-executable runner build lands (see ENGINEERING.md), the runtime stage
+# Note: when the single-executable runner build lands (docs/decisions.md §11), the runtime stage
 # becomes distroless static holding only that binary; until then it is node:20-slim.
 ARG NODE_IMAGE=node:20-slim
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private Docker engine for tests and CI (see ../shared/ENGINEERING.md, "A real Docker engine").
+# A private Docker engine for tests and CI (see docs/testing.md#scripts).
 #
 #   eval "$(bash scripts/docker-engine.sh)"   # start (or reuse) it; exports DOCKER_HOST
 #   bash scripts/docker-engine.sh stop        # stop the engine this script started

@@ -6,7 +6,7 @@
 // default 2 s poll, pool of max(10, C + 2) as its docs advise.
 // Also run without the local queue (its default): each of the C workers then
 // fetches one job when it is free, which is how a Sluice instance claims
-// (only for free slots, DESIGN.md point 3) — the like-for-like comparison.
+// (only for free slots, docs/decisions.md §3) — the like-for-like comparison.
 import { Pool } from 'pg';
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import { installedVersion, now, sleep, waitForZero } from './stats';

@@ -3,7 +3,7 @@
 // Two shapes:
 // - `limit 1`: C claimer loops, each claim(limit 1) → complete on its own connection;
 // - `batch`: an instance's dispatcher: one loop with C slots claims
-//   limit = free slots (DESIGN.md point 3), and a freed slot (handler ended)
+//   limit = free slots (docs/decisions.md §3), and a freed slot (handler ended)
 //   triggers the next claim; the completions that are pending at once go in one
 //   completeTaskRuns call (as graphile-worker's completeJobBatchDelay 0 does).
 import { randomUUID } from 'node:crypto';

@@ -11,7 +11,7 @@ import {
 import { dockerFlow, useDockerTopology } from './docker-support';
 
 /**
- * DESIGN.md points 6 and 9: a docker task keeps running while the server
+ * docs/decisions.md §6 and §9: a docker task keeps running while the server
  * restarts. The server is killed with SIGKILL mid-task (no goodbye to anyone)
  * and a new one starts a few seconds later at the same address, on the same
  * database. Meanwhile the runner in the container buffers its log lines and

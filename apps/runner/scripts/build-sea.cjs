@@ -2,7 +2,7 @@
 /**
  * Builds the self-contained runner (Node's single executable application), so
  * a task can run in any Linux image, one with no Node.js or even no libc
- * (see ../../shared/ENGINEERING.md, "A self-contained runner"):
+ * (see docs/architecture.md#the-runner-binary):
  *
  *   dist/sea/sluice   node + the bundled runner (SEA blob with code cache)
  *   dist/sea/lib/     ld-linux-x86-64.so.2 and the libraries node links

@@ -46,7 +46,7 @@ export class RunnerService {
 
   /**
    * Reads with a revoked token are 401. Writes are answered 409 instead: the
-   * token was genuine, but its fence is stale (DESIGN.md point 8), which tells
+   * token was genuine, but its fence is stale (docs/decisions.md §8), which tells
    * a zombie runner to stop rather than to retry with new credentials.
    */
   async authenticate(token: string, taskRunId: string, access: 'read' | 'write'): Promise<RunnerPrincipal> {

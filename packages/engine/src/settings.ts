@@ -12,7 +12,7 @@ export interface EngineSettings {
   defaultRetryBackoffMs: number;
   /** Per task run when neither task nor flow sets timeout. */
   defaultTimeoutMs: number;
-  /** How often the runner heartbeats (DESIGN.md point 6: 10 s). */
+  /** How often the runner heartbeats (docs/decisions.md §6: 10 s). */
   runnerHeartbeatIntervalMs: number;
   /** SIGTERM → SIGKILL grace on cancel (10 s). */
   cancelGraceMs: number;

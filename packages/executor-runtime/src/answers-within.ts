@@ -20,7 +20,7 @@ export async function answersWithin(probe: () => Promise<boolean>, timeoutMs: nu
   }
 }
 
-/** Spec "Which executors an instance has": the Docker API must answer a ping within 2 s. */
+/** docs/decisions.md §5: the Docker API must answer a ping within 2 s. */
 export const DOCKER_PING_TIMEOUT_MS = 2_000;
-/** Spec: the Job create dry run must succeed within 5 s. */
+/** docs/decisions.md §5: the Job create dry run must succeed within 5 s. */
 export const KUBERNETES_DRY_RUN_TIMEOUT_MS = 5_000;

@@ -32,7 +32,7 @@ async function kubernetesDetected(probes: DetectionProbes): Promise<boolean> {
 }
 
 /**
- * The `SLUICE_EXECUTORS=auto` rule (DESIGN.md "Processes" and point 5).
+ * The `SLUICE_EXECUTORS=auto` rule (docs/decisions.md §5).
  * Inline is always on. A standalone server adds process, and docker when the
  * Docker API answers (kubernetes detection arrives with the kubernetes
  * executor). A docker-executor adds docker when the Docker API answers; a

@@ -12,7 +12,7 @@ export function standaloneSlotGroups(workerSlots: number): SlotGroupConfig[] {
 }
 
 /**
- * A docker-executor (DESIGN.md point 3): process and docker task runs share
+ * A docker-executor (docs/decisions.md §3): process and docker task runs share
  * DOCKER_EXECUTOR_MAX_CONCURRENT_JOBS and are claimed every
  * DOCKER_EXECUTOR_JOB_WORKER_INTERVAL (SLUICE_QUEUE_POLL_INTERVAL unless
  * set); inline has its own 64.

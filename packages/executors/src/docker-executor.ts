@@ -323,7 +323,7 @@ export class DockerExecutor implements Executor {
     }, ms);
   }
 
-  /** DESIGN.md point 6: the executor's own heartbeat covers pull and start; a cancel or a newer claim stops the container. */
+  /** docs/decisions.md §6: the executor's own heartbeat covers pull and start; a cancel or a newer claim stops the container. */
   private async heartbeat(entry: DockerTaskRun): Promise<void> {
     if (entry.heartbeating) return;
     entry.heartbeating = true;

@@ -1,7 +1,7 @@
 import type { ClaimedTaskRun } from '@sluice/protocol';
 
 /**
- * Labels on every container of the docker executor (DESIGN.md point 2), the
+ * Labels on every container of the docker executor (docs/decisions.md §2), the
  * runner-copy container included. The owner label scopes cleanup to one executor; the others let a restarted
  * executor adopt a container without asking anyone but the server whether
  * its task run still runs. None of them holds a secret.

@@ -8,7 +8,7 @@ import { TaskRunStartError } from './start-error';
 export const RUNNER_IMAGE_BINARY = '/usr/local/bin/sluice';
 export const RUNNER_IMAGE_LIB = '/usr/local/bin/lib';
 
-/** Where the runner lands in a task container (spec: `/sluice-bin/sluice`). */
+/** Where the runner lands in a task container (`/sluice-bin/sluice`, docs/decisions.md#runner-injection). */
 export const INJECTED_DIR = 'sluice-bin';
 
 /**

@@ -51,7 +51,7 @@ export interface ExecutorContext {
 export type ExecutorStatus = 'running' | 'exited' | 'unknown';
 
 /**
- * One way of running the work of a task run (DESIGN.md, "executor"). The
+ * One way of running the work of a task run (docs/decisions.md#vocabulary, "executor"). The
  * instance calls `start`, records the external reference with the server,
  * then `wait`s; `cancel` may come at any time after `start` resolved.
  */
@@ -80,7 +80,7 @@ export interface Executor {
 
 /**
  * Executor types whose work runs inside the instance's own process or its
- * children, and therefore ends with it (spec: "After a server stop").
+ * children, and therefore ends with it (docs/decisions.md#work-that-ends-with-its-instance).
  */
 export const EXECUTORS_ENDING_WITH_INSTANCE: ReadonlySet<ExecutorType> = new Set<ExecutorType>([
   'inline',

@@ -24,7 +24,7 @@ function resolveAll(flowYaml: string, namespaceYaml?: string, issues: [string, s
   return Object.fromEntries(flow.tasks.map((t) => [t.id, resolveExecutor(t, flow, defaults)]));
 }
 
-describe('resolveExecutor on the DESIGN.md example', () => {
+describe('resolveExecutor on the example of docs/flow-file.md', () => {
   it('runs fetch on the flow executor, report in docker with image and resources, notify inline', () => {
     expect(resolveAll(DESIGN_EXAMPLE)).toEqual({
       fetch: { type: 'process', pool: 'default' },

@@ -3,7 +3,7 @@ import { parseFlow, validateFlowFile, type Flow, type NamespaceConfig } from '@s
 
 export const CTX = { namespace: 'team', flowId: 'nightly' };
 
-/** The flow file of DESIGN.md ("The flow file"), verbatim. */
+/** The flow of docs/flow-file.md#example (the same YAML; the comments differ). */
 export const DESIGN_EXAMPLE = `
 # namespaces/<ns>/flows/<flow>.yaml — the flow's id is its file name
 executor:                  # optional; merged field by field: task > flow > namespace.yaml defaults.executor > instance default

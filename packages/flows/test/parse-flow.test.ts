@@ -1,7 +1,7 @@
 import { CODES, parseFlow } from '@sluice/flows';
 import { codesAndPaths, CTX, DESIGN_EXAMPLE, errorsOf, parseOk } from './helpers';
 
-describe('parseFlow on the DESIGN.md example', () => {
+describe('parseFlow on the example of docs/flow-file.md', () => {
   it('parses it, with flow policies in engine units and the id and namespace from the file location', () => {
     const flow = parseOk(DESIGN_EXAMPLE);
     expect(flow).toMatchObject({

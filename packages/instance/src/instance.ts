@@ -29,7 +29,7 @@ export interface Instance {
   running(): ClaimedTaskRun[];
   /**
    * Takes over work that an executor found still running after a restart
-   * (docker adoption, DESIGN.md point 9): it takes a slot of its executor's
+   * (docker adoption, docs/decisions.md §9): it takes a slot of its executor's
    * group and is waited on like a claimed task run. False when the instance
    * already runs it, is stopped, or has no such executor.
    */

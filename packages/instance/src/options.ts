@@ -1,7 +1,7 @@
 import type { ExecutorProtocol, ExecutorType, InstanceRegistration } from '@sluice/protocol';
 import type { Executor, Logger } from '@sluice/executors';
 
-/** Slots that a set of executor types share (DESIGN.md point 3). */
+/** Slots that a set of executor types share (docs/decisions.md §3). */
 export interface SlotGroupConfig {
   name: string;
   executorTypes: ExecutorType[];
@@ -47,7 +47,7 @@ export interface InstanceOptions {
   shutdownTimeoutMs?: number;
 }
 
-/** Inline tasks: 64 per instance, not configurable (spec: "Slots limit the work"). */
+/** Inline tasks: 64 per instance, not configurable (docs/decisions.md §3). */
 export const INLINE_SLOTS = 64;
 
 /**

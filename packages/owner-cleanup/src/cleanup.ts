@@ -32,7 +32,7 @@ export interface CleanupResult {
 }
 
 /**
- * DESIGN.md point 9: lists only the containers of this owner, asks the server
+ * docs/decisions.md §9: lists only the containers of this owner, asks the server
  * whether each one's task run is still running, removes those that are not
  * (unknown included) and adopts those that are. When the server cannot be
  * asked, the container is kept for the next pass: removing running work on a

@@ -22,7 +22,7 @@ export interface DockerCleanupOptions {
 }
 
 /**
- * The docker executor's cleanup and adoption (DESIGN.md point 9), at start
+ * The docker executor's cleanup and adoption (docs/decisions.md §9), at start
  * and every interval: leftovers of this owner are removed, and containers
  * whose task run still runs are watched again by the executor and take a slot
  * of the instance.

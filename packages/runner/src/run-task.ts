@@ -23,7 +23,7 @@ export interface RunTaskOptions {
    * Settles when the process that started this runner is gone (the process
    * executor holds our stdin open; EOF means it died). The task is then
    * stopped and no result is posted: the watchdog fails the task run `lost`,
-   * as the spec wants for work whose instance went away.
+   * as docs/task-run-lifecycle.md#12-shutdown-restart-adoption-and-owner-id-cleanup says.
    */
   parentGone?: Promise<void>;
 }

@@ -75,7 +75,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         ...DEFAULT_ENGINE_SETTINGS,
         jwtSecret: secrets.jwtSecret,
         defaultMaxAttempts: config.scheduling.defaultMaxAttempts,
-        // Every 10 s (DESIGN.md point 6), but always well inside PIPELINE_HEARTBEAT_TIMEOUT,
+        // Every 10 s (docs/decisions.md §6), but always well inside PIPELINE_HEARTBEAT_TIMEOUT,
         // so a shortened timeout never fails healthy work as lost.
         runnerHeartbeatIntervalMs: Math.min(10_000, Math.floor(config.scheduling.heartbeatTimeout / 3)),
       },
@@ -130,7 +130,7 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
     const internalUrl = `http://127.0.0.1:${internal.port}`;
 
     // Work queued by any process on this database wakes local instances and
-    // executors long-polling the executor API (DESIGN.md point 4).
+    // executors long-polling the executor API (docs/decisions.md §4).
     const relay = startNotifyRelay({
       databaseUrl,
       channels: { [TASK_RUN_QUEUED_CHANNEL]: () => engine.workSignal.notify() },

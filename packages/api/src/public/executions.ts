@@ -26,7 +26,7 @@ function taskRunView(
     taskId: run.taskId,
     attempt: run.attempt,
     state: run.state,
-    // A queued task run that no online instance can take says so (DESIGN.md vocabulary).
+    // A queued task run that no online instance can take says so (docs/decisions.md#vocabulary).
     reason: run.state === 'QUEUED' && waitingForInstance ? 'no_instance_for_pool' : run.reason,
     executor: {
       type: executor.type ?? run.executorType,

@@ -50,7 +50,7 @@ export interface CompletionEvent {
 }
 
 /**
- * The holder ends its task run (DESIGN.md point 8):
+ * The holder ends its task run (docs/decisions.md §8):
  * - fence current and the run active → the terminal state is written;
  * - fence current but the run already ended → applied: false, nothing
  *   changes: the holder repeated its own call (its first answer got lost);

@@ -27,7 +27,7 @@ export interface NewTaskRun {
 // The INSERT and the NOTIFY are one statement, so a task run and its wake-up
 // commit (or roll back) together with the caller's transaction. Instances
 // LISTEN on the channel and poll at once instead of waiting for their poll
-// interval (DESIGN.md point 4); a lost notification only costs that wait.
+// interval (docs/decisions.md §4); a lost notification only costs that wait.
 const INSERT_SQL = `
 WITH ins AS (
   INSERT INTO task_runs (id, execution_id, task_id, attempt, max_attempts, state, executor_type, pool,
