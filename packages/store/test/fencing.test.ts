@@ -6,7 +6,6 @@ import {
   cancelRequestedAmong,
   claimTaskRuns,
   createPool,
-  failTaskRunsOfOwner,
   getTaskRun,
   heartbeatTaskRun,
   isStillRunning,
@@ -166,23 +165,6 @@ describe('fenced writes', () => {
     } finally {
       await Promise.all(sweepers.map((p) => p.end()));
     }
-  });
-
-  it('an instance shutting down fails only its own active task runs, fencing them', async () => {
-    await queueOne(store.pool, execution);
-    await queueOne(store.pool, execution);
-    await queueOne(store.pool, execution);
-    const mine1 = await claimOne(store.pool, 'me');
-    const mine2 = await claimOne(store.pool, 'me');
-    const theirs = await claimOne(store.pool, 'other');
-
-    const failed = await failTaskRunsOfOwner(store.pool, { ownerId: 'me', ids: [mine1.id, theirs.id] });
-    expect(failed.map((r) => r.id)).toEqual([mine1.id]);
-    expect(failed[0]).toMatchObject({ state: 'FAILED', reason: 'instance_shutdown', fence: 2 });
-    expect((await getTaskRun(store.pool, theirs.id))?.state).toBe('STARTING');
-
-    const rest = await failTaskRunsOfOwner(store.pool, { ownerId: 'me' });
-    expect(rest.map((r) => r.id)).toEqual([mine2.id]);
   });
 
   it('cancels queued task runs at once and flags active ones for their holders', async () => {

@@ -1,4 +1,3 @@
-import type { TaskRunReason } from '@sluice/protocol';
 import { query, type Queryable } from '../handle';
 import { isUuid } from '../errors';
 import { toTaskRunRow, type TaskRunRow } from '../rows';
@@ -7,32 +6,6 @@ import { isActiveByKey, isQueuedByKey } from './state-conditions';
 // Everything here ends task runs on behalf of someone other than the holder,
 // and so bumps the fence: a holder that is still alive finds its later writes
 // refused instead of overwriting the ending.
-
-/**
- * An instance shutting down fails the work it cannot hand over
- * (`instance_shutdown`). Only rows still owned by `ownerId` and active are
- * touched; `ids` omitted means all of them.
- */
-export async function failTaskRunsOfOwner(
-  db: Queryable,
-  opts: { ownerId: string; ids?: string[]; reason?: TaskRunReason; error?: string },
-): Promise<TaskRunRow[]> {
-  const ids = opts.ids?.filter(isUuid) ?? null;
-  const { rows } = await query(
-    db,
-    `UPDATE task_runs
-     SET state = 'FAILED', reason = $3, error = $4, fence = fence + 1, ended_at = now()
-     WHERE owner_id = $1 AND state IN ('STARTING', 'RUNNING') AND ($2::uuid[] IS NULL OR id = ANY($2::uuid[]))
-     RETURNING *`,
-    [
-      opts.ownerId,
-      ids,
-      opts.reason ?? 'instance_shutdown',
-      opts.error ?? `instance ${opts.ownerId} shut down`,
-    ],
-  );
-  return rows.map(toTaskRunRow);
-}
 
 /**
  * Cancels the execution's task runs nobody has claimed yet. A claim that
