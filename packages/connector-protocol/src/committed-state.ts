@@ -77,7 +77,10 @@ export function resetStreams(
     case 'GLOBAL': {
       const global = committed.state.global;
       const streamStates = global.stream_states.filter((s) => !reset(s.stream_descriptor));
-      return { type: 'GLOBAL', state: { ...committed.state, global: { ...global, stream_states: streamStates } } };
+      return {
+        type: 'GLOBAL',
+        state: { ...committed.state, global: { ...global, stream_states: streamStates } },
+      };
     }
     case 'LEGACY':
       return undefined;

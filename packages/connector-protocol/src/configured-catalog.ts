@@ -28,8 +28,7 @@ export interface CatalogSelectionError {
 }
 
 export type ConfiguredCatalogResult =
-  | { ok: true; catalog: ConfiguredAirbyteCatalog }
-  | { ok: false; errors: CatalogSelectionError[] };
+  { ok: true; catalog: ConfiguredAirbyteCatalog } | { ok: false; errors: CatalogSelectionError[] };
 
 export interface ConfigureOptions {
   /** The destination's spec.supported_destination_sync_modes, when it lists them. */
@@ -82,7 +81,10 @@ function configureStream(
 ): ConfiguredAirbyteStream {
   const { syncMode, destinationSyncMode } = selection;
   if (!stream.supported_sync_modes.includes(syncMode)) {
-    fail('syncMode', `${syncMode} is not supported (the stream supports ${stream.supported_sync_modes.join(', ')})`);
+    fail(
+      'syncMode',
+      `${syncMode} is not supported (the stream supports ${stream.supported_sync_modes.join(', ')})`,
+    );
   }
   if (options.destinationSyncModes && !options.destinationSyncModes.includes(destinationSyncMode)) {
     fail(
@@ -116,7 +118,10 @@ function chooseCursor(
   const defined = stream.default_cursor_field;
   if (stream.source_defined_cursor) {
     if (given && defined && !samePath(given, defined)) {
-      fail('cursorField', `the source defines the cursor (${show(defined)}); ${show(given)} cannot replace it`);
+      fail(
+        'cursorField',
+        `the source defines the cursor (${show(defined)}); ${show(given)} cannot replace it`,
+      );
     }
     return defined && defined.length > 0 ? defined : given;
   }
@@ -141,7 +146,10 @@ function choosePrimaryKey(
   const defined = stream.source_defined_primary_key;
   if (defined && defined.length > 0) {
     if (given && !samePaths(given, defined)) {
-      fail('primaryKey', `the source defines the primary key (${defined.map(show).join(', ')}); it cannot be replaced`);
+      fail(
+        'primaryKey',
+        `the source defines the primary key (${defined.map(show).join(', ')}); it cannot be replaced`,
+      );
     }
     return defined;
   }

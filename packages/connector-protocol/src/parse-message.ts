@@ -14,7 +14,14 @@ export type ParsedLine =
    * A JSON object whose `type` this version does not know. The protocol's
    * platform ignores such messages; so does Sluice (it is not a failure).
    */
-  | { kind: 'unknown'; line: number; type: string; value: Record<string, unknown>; text: string; bytes: number }
+  | {
+      kind: 'unknown';
+      line: number;
+      type: string;
+      value: Record<string, unknown>;
+      text: string;
+      bytes: number;
+    }
   /** Not a protocol message (not JSON, not an object, or no string `type`): keep it as a log line. */
   | { kind: 'non-protocol'; line: number; text: string; bytes: number }
   | { kind: 'error'; line: number; error: ProtocolLineError };

@@ -79,7 +79,9 @@ export class StateTracker {
   sourceState(message: StateMessage): number {
     const type = stateType(message.state);
     if (this.type && this.type !== type) {
-      throw new StateTrackingError(`the source sent a ${type} state after ${this.type} states in the same sync`);
+      throw new StateTrackingError(
+        `the source sent a ${type} state after ${this.type} states in the same sync`,
+      );
     }
     this.type = type;
     const scope = scopeOf(message.state);
