@@ -181,12 +181,12 @@ export function schemaHasPath(schema: Record<string, unknown>, path: readonly st
 }
 
 /** A stream as people read it: `namespace.name`, or `name`. */
-export function streamKey(name: string, namespace?: string): string {
+export function streamKey(name: string, namespace?: string | null): string {
   return namespace ? `${namespace}.${name}` : name;
 }
 
 /** Unambiguous even when names contain dots. */
-function lookupKey(name: string, namespace?: string): string {
+function lookupKey(name: string, namespace?: string | null): string {
   return `${namespace ?? ''}\u0000${name}`;
 }
 

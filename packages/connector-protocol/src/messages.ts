@@ -20,17 +20,23 @@ export type SyncMode = z.infer<typeof SyncMode>;
 export const DestinationSyncMode = z.enum(['append', 'overwrite', 'append_dedup']);
 export type DestinationSyncMode = z.infer<typeof DestinationSyncMode>;
 
+/**
+ * An optional string field. `null` is accepted as "absent": serializers in
+ * several connector SDKs write unset fields as null.
+ */
+const OptionalString = z.string().nullish();
+
 /** A path into a record: `["address", "city"]`. */
 const FieldPath = z.array(z.string());
 
-export const StreamDescriptor = z.looseObject({ name: z.string(), namespace: z.string().optional() });
+export const StreamDescriptor = z.looseObject({ name: z.string(), namespace: OptionalString });
 export type StreamDescriptor = z.infer<typeof StreamDescriptor>;
 
 export const RecordMessage = z.looseObject({
   type: z.literal('RECORD'),
   record: z.looseObject({
     stream: z.string(),
-    namespace: z.string().optional(),
+    namespace: OptionalString,
     data: JsonObject,
     /** Epoch milliseconds. */
     emitted_at: z.number(),
@@ -72,7 +78,7 @@ export type LogLevel = z.infer<typeof LogLevel>;
 
 export const LogMessage = z.looseObject({
   type: z.literal('LOG'),
-  log: z.looseObject({ level: LogLevel, message: z.string(), stack_trace: z.string().optional() }),
+  log: z.looseObject({ level: LogLevel, message: z.string(), stack_trace: OptionalString }),
 });
 export type LogMessage = z.infer<typeof LogMessage>;
 
@@ -91,7 +97,7 @@ export type SpecMessage = z.infer<typeof SpecMessage>;
 
 export const ConnectionStatus = z.looseObject({
   status: z.enum(['SUCCEEDED', 'FAILED']),
-  message: z.string().optional(),
+  message: OptionalString,
 });
 export type ConnectionStatus = z.infer<typeof ConnectionStatus>;
 
@@ -108,7 +114,7 @@ export const AirbyteStream = z.looseObject({
   source_defined_cursor: z.boolean().optional(),
   default_cursor_field: FieldPath.optional(),
   source_defined_primary_key: z.array(FieldPath).optional(),
-  namespace: z.string().optional(),
+  namespace: OptionalString,
 });
 export type AirbyteStream = z.infer<typeof AirbyteStream>;
 
@@ -132,10 +138,10 @@ export type ConfiguredAirbyteCatalog = z.infer<typeof ConfiguredAirbyteCatalog>;
 
 export const ErrorTrace = z.looseObject({
   message: z.string(),
-  internal_message: z.string().optional(),
-  stack_trace: z.string().optional(),
+  internal_message: OptionalString,
+  stack_trace: OptionalString,
   /** Open set: system_error and config_error today, more in newer protocol versions. */
-  failure_type: z.string().optional(),
+  failure_type: OptionalString,
   stream_descriptor: StreamDescriptor.optional(),
 });
 export type ErrorTrace = z.infer<typeof ErrorTrace>;

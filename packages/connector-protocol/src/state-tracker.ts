@@ -63,7 +63,7 @@ export class StateTracker {
   }
 
   /** A RECORD forwarded to the destination; `bytes` is its line's size. */
-  recordEmitted(stream: string, namespace: string | undefined, bytes: number): void {
+  recordEmitted(stream: string, namespace: string | null | undefined, bytes: number): void {
     const key = streamKey(stream, namespace);
     const since = this.sinceState.get(key);
     if (since) {

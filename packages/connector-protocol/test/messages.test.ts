@@ -293,3 +293,25 @@ describe('the line splitter', () => {
     expect(parsed[1]).toMatchObject({ text: 'SLF4J: Failed to load class' });
   });
 });
+
+describe('lenient fields', () => {
+  it('takes null for an optional string, as several SDKs write unset fields', () => {
+    for (const text of [
+      '{"type":"RECORD","record":{"stream":"s","namespace":null,"data":{},"emitted_at":1}}',
+      '{"type":"CONNECTION_STATUS","connectionStatus":{"status":"SUCCEEDED","message":null}}',
+      '{"type":"LOG","log":{"level":"INFO","message":"m","stack_trace":null}}',
+    ]) {
+      expect(parseLine(text, 1).kind).toBe('message');
+    }
+  });
+
+  it('accepts exactly what the RECORD schema accepts on its fast path', () => {
+    const verdict = (record: unknown) => parseLine(JSON.stringify({ type: 'RECORD', record }), 1).kind;
+    expect(verdict({ stream: 's', data: {}, emitted_at: 1.5, extra: [1] })).toBe('message');
+    expect(verdict({ stream: 's', data: {}, emitted_at: 1, namespace: 5 })).toBe('error');
+    expect(verdict({ stream: 's', data: null, emitted_at: 1 })).toBe('error');
+    expect(verdict({ stream: 's', data: {}, emitted_at: '1' })).toBe('error');
+    expect(verdict([1])).toBe('error');
+    expect(verdict(null)).toBe('error');
+  });
+});
