@@ -2,8 +2,11 @@
 // example source writes them) split and validated by @sluice/connector-protocol,
 // next to the floor measured in the same run: JSON.parse of the same lines,
 // already split into strings. One thread, no I/O: the input is in memory, cut
-// into 64 KiB chunks (a pipe's buffer). Run with `pnpm bench connector-parse`.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// into 64 KiB chunks (a pipe's buffer). Then the same through a real pipe:
+// the example source-sequence as a child process, its stdout parsed, next to
+// only counting the bytes of the same output. Run with `pnpm bench connector-parse`.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -79,6 +82,58 @@ const ways: Record<string, Way> = {
   },
 };
 
+const SOURCE = path.resolve(__dirname, '../examples/connectors/source-sequence/main.cjs');
+const PIPE_RECORDS = Number(process.env.BENCH_PIPE_RECORDS ?? 1_000_000);
+
+/** Runs `source-sequence read` with one stream of `records` records and consumes its stdout with `consume`. */
+async function fromSource(
+  size: number,
+  records: number,
+  consume: (out: NodeJS.ReadableStream) => Promise<number>,
+): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-parse-'));
+  const config = path.join(dir, 'config.json');
+  const catalog = path.join(dir, 'catalog.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      streams: ['users'],
+      records_per_stream: records,
+      record_size_bytes: size,
+      state_every: 10_000,
+    }),
+  );
+  const stream = { name: 'users', json_schema: {}, supported_sync_modes: ['full_refresh'] };
+  writeFileSync(
+    catalog,
+    JSON.stringify({ streams: [{ stream, sync_mode: 'full_refresh', destination_sync_mode: 'append' }] }),
+  );
+  const child = spawn(process.execPath, [SOURCE, 'read', '--config', config, '--catalog', catalog], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  const n = await consume(child.stdout);
+  await exited;
+  return n;
+}
+
+const pipeWays: Record<string, (size: number, records: number) => Promise<number>> = {
+  'floor: source | count bytes': (size, records) =>
+    fromSource(size, records, async (out) => {
+      let bytes = 0;
+      for await (const chunk of out) bytes += (chunk as Buffer).length;
+      return Math.floor(bytes / (size + 1));
+    }),
+  'source | readConnectorOutputBatches': (size, records) =>
+    fromSource(size, records, async (out) => {
+      let n = 0;
+      for await (const batch of readConnectorOutputBatches(out as AsyncIterable<Buffer>)) {
+        for (const p of batch) if (p.kind === 'message' && p.message.type === 'RECORD') n++;
+      }
+      return n;
+    }),
+};
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 export async function main(): Promise<void> {
@@ -115,10 +170,39 @@ export async function main(): Promise<void> {
     }
   }
 
+  for (const size of [200, 2048]) {
+    // The same volume for both sizes would make the 2 KB case ten times longer.
+    const count = size > 1000 ? Math.floor(PIPE_RECORDS / 4) : PIPE_RECORDS;
+    const samples = new Map<string, number[]>(Object.keys(pipeWays).map((k) => [k, []]));
+    for (let round = 0; round < Math.min(ROUNDS, 3); round++) {
+      for (const [name, way] of Object.entries(pipeWays)) {
+        const t0 = process.hrtime.bigint();
+        const n = await way(size, count);
+        samples.get(name)!.push(Number(process.hrtime.bigint() - t0) / 1e9);
+        // The floor only estimates its count from the bytes (STATE and LOG lines are in there too).
+        if (Math.abs(n - count) > count / 100) throw new Error(`${name}: ${n} records, expected ${count}`);
+      }
+    }
+    const floor = median(samples.get(Object.keys(pipeWays)[0]!)!);
+    for (const [name, s] of samples) {
+      const seconds = median(s);
+      results.push({
+        recordBytes: size,
+        way: name,
+        records: count,
+        recordsPerSecond: Math.round(count / seconds),
+        mbPerSecond: Math.round((count * (size + 1)) / seconds / 1e5) / 10,
+        ofFloor: Math.round((floor / seconds) * 100) / 100,
+      });
+    }
+  }
+
   console.log('\n| record | way | records/s | MB/s | × floor |');
   console.log('|---:|---|---:|---:|---:|');
   for (const r of results) {
-    console.log(`| ${r.recordBytes} B | ${r.way} | ${r.recordsPerSecond} | ${r.mbPerSecond} | ${r.ofFloor} |`);
+    console.log(
+      `| ${r.recordBytes} B | ${r.way} | ${r.recordsPerSecond} | ${r.mbPerSecond} | ${r.ofFloor} |`,
+    );
   }
   const date = new Date().toISOString().slice(0, 10);
   const out = path.join(__dirname, 'results', `connector-parse-${date}.json`);
