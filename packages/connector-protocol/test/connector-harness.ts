@@ -18,6 +18,7 @@ import {
 const examples = path.resolve(__dirname, '../../../examples/connectors');
 export const SOURCE = path.join(examples, 'source-sequence/main.cjs');
 export const DESTINATION = path.join(examples, 'destination-postgres/main.cjs');
+export const NULL_DESTINATION = path.join(examples, 'destination-null/main.cjs');
 
 /** A directory for one test's config, catalog and state files. */
 export function fileWriter(): (name: string, value: unknown) => string {

@@ -13,6 +13,7 @@ import {
 } from '@sluice/connector-protocol';
 import {
   DESTINATION,
+  NULL_DESTINATION,
   SOURCE,
   fileWriter,
   incrementalCatalog,
@@ -138,6 +139,28 @@ describe('source-sequence', () => {
       failure_type: 'config_error',
       message: expect.stringContaining('records_per_stream'),
     });
+  });
+});
+
+describe('destination-null', () => {
+  it('drops the records and echoes each state', async () => {
+    const file = fileWriter();
+    const config = file('source.json', { streams: ['users'], records_per_stream: 5, state_every: 2 });
+    const { messages } = await runConnector(SOURCE, ['discover', '--config', config]);
+    const catalog = file('catalog.json', incrementalCatalog(ofType(messages, 'CATALOG')[0]!.catalog));
+    const read = await runConnector(SOURCE, ['read', '--config', config, '--catalog', catalog]);
+    const input = read.lines.flatMap((p) => (p.kind === 'message' ? [p.text] : [])).join('\n') + '\n';
+    const write = await runConnector(
+      NULL_DESTINATION,
+      ['write', '--config', file('null.json', {}), '--catalog', catalog],
+      input,
+    );
+    expect(write.code).toBe(0);
+    expect(write.messages.map((m) => (m.type === 'STATE' ? cursorOf(m) : m.type))).toEqual([
+      ['users', 2],
+      ['users', 4],
+      ['users', 5],
+    ]);
   });
 });
 
