@@ -5,3 +5,4 @@ export * from './writer';
 export * from './configured-catalog';
 export * from './committed-state';
 export * from './state-tracker';
+export * from './operation-outcome';
