@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { MESSAGE_SCHEMAS, isMessageType, type ConnectorMessage } from './messages';
+import { MESSAGE_SCHEMAS, isMessageType, type ConnectorMessage, type MessageType } from './messages';
 
 /**
  * What one line of a connector's output is. Connectors print more than
@@ -35,6 +35,8 @@ export class ProtocolLineError extends Error {
     readonly code: ProtocolLineErrorCode,
     /** What was wrong, without the line number. */
     readonly detail: string,
+    /** For invalid_message: the type the line claimed (a caller may treat a broken LOG more gently than a broken STATE). */
+    readonly messageType?: MessageType,
   ) {
     super(`line ${line}: ${detail}`);
     this.name = 'ProtocolLineError';
@@ -71,7 +73,12 @@ export function parseLine(text: string, line: number, bytes = Buffer.byteLength(
     return {
       kind: 'error',
       line,
-      error: new ProtocolLineError(line, 'invalid_message', `${type} ${describeIssue(result.error.issues)}`),
+      error: new ProtocolLineError(
+        line,
+        'invalid_message',
+        `${type} ${describeIssue(result.error.issues)}`,
+        type,
+      ),
     };
   }
   return { kind: 'message', line, message: result.data as ConnectorMessage, text, bytes };

@@ -163,6 +163,7 @@ describe('connector messages', () => {
       line: 3,
       code: 'invalid_message',
       detail: 'LOG log: expected object, received undefined',
+      messageType: 'LOG',
     });
   });
 
