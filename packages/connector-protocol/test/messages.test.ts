@@ -3,6 +3,7 @@ import {
   ConnectorOutputParser,
   parseLine,
   readConnectorOutput,
+  readConnectorOutputBatches,
   serializeMessage,
   stateType,
   type ConnectorMessage,
@@ -314,5 +315,27 @@ describe('lenient fields', () => {
     expect(verdict({ stream: 's', data: {}, emitted_at: '1' })).toBe('error');
     expect(verdict([1])).toBe('error');
     expect(verdict(null)).toBe('error');
+  });
+});
+
+describe('reading pace', () => {
+  it('reads the connector only as fast as the consumer takes its lines', async () => {
+    let produced = 0;
+    const line = serializeMessage({
+      type: 'RECORD',
+      record: { stream: 's', data: { x: 1 }, emitted_at: now },
+    });
+    async function* connector() {
+      for (let i = 0; i < 10_000; i++) {
+        produced++;
+        yield Buffer.from(line.repeat(100));
+      }
+    }
+    const batches = readConnectorOutputBatches(Readable.from(connector(), { highWaterMark: 1 }));
+    for (let i = 0; i < 3; i++) await batches.next();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Three chunks consumed; the stream's buffer holds at most a couple more, not the 10,000.
+    expect(produced).toBeLessThan(8);
+    await batches.return(undefined);
   });
 });
