@@ -22,10 +22,8 @@ Environment of exec:
 const STANDBY_FLAG = '--standby';
 
 /** The usage and the runner's variables, as the config package describes them. */
-async function usage(): Promise<string> {
-  // Loaded for --help only: exec must not pay for it twice (the runner bundle carries its own copy).
-  const { formatVarsHelp } = await import('@sluice/config');
-  return `${USAGE}${formatVarsHelp('runner')}\n`;
+function usage(): string {
+  return `${USAGE}${loadRunner().runner.formatVarsHelp('runner')}\n`;
 }
 
 /** A wrong invocation: one line on stderr, exit code 2. */
@@ -56,7 +54,7 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
   switch (command) {
     case 'exec': {
       if (args.some(isHelp)) {
-        io.stdout(await usage());
+        io.stdout(usage());
         return 0;
       }
       const unknown = args.find((arg) => arg !== STANDBY_FLAG);
@@ -67,7 +65,7 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
     }
     case 'runner-install':
       if (args.some(isHelp)) {
-        io.stdout(await usage());
+        io.stdout(usage());
         return 0;
       }
       {
@@ -79,10 +77,10 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
     case 'help':
     case '--help':
     case '-h':
-      io.stdout(await usage());
+      io.stdout(usage());
       return 0;
     case undefined:
-      io.stderr(await usage());
+      io.stderr(usage());
       return 2;
     default:
       return usageError(io, `sluice: unknown command ${command}; see sluice --help`);
