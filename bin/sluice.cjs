@@ -39,7 +39,8 @@ function run(argv) {
   }
   const entry = COMMANDS[command];
   if (!Object.prototype.hasOwnProperty.call(COMMANDS, command) || !entry) {
-    process.stderr.write(`sluice: unknown command ${JSON.stringify(command)}\n\n${usage()}`);
+    // One line, as every command answers a wrong invocation.
+    process.stderr.write(`sluice: unknown command ${JSON.stringify(command)}; see sluice --help\n`);
     return Promise.resolve(2);
   }
   const main = path.join(root, 'apps', entry[0], 'dist', 'main.js');

@@ -51,16 +51,20 @@ describe('sluice jobs running', () => {
         .out()
         .split('\n')
         .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { message: string; internal?: string })
+        .map((line) => JSON.parse(line) as { message: string; internal?: string; internalAddress?: string })
         .find((line) => line.message === 'jobs started');
-      if (started?.internal) return { run, signals, exited, internal: started.internal };
+      if (started?.internal) {
+        return { run, signals, exited, internal: started.internal, address: started.internalAddress };
+      }
       const early = await Promise.race([exited, new Promise((r) => setTimeout(r, 20, 'running'))]);
       if (early !== 'running') throw new Error(`main exited ${String(early)} before starting: ${run.err()}`);
     }
   }
 
   it('serves /live, /ready and /metrics, and exits 0 on SIGTERM', async () => {
-    const { signals, exited, internal, run } = await start();
+    const { signals, exited, internal, run, address } = await start();
+    // issue 12: the log shows the address bound, with the real port of 127.0.0.1:0.
+    expect(address).toBe(`127.0.0.1:${new URL(internal).port}`);
     expect((await fetch(`${internal}/live`)).status).toBe(200);
     const ready = await fetch(`${internal}/ready`);
     expect(ready.status).toBe(200);

@@ -16,10 +16,23 @@ Commands:
   help                 show this text
 
 Environment of exec:
-  SLUICE_API_URL       base URL of a server's internal API
-  SLUICE_RUN_TOKEN     the task run's token for the runner API
-  SLUICE_TASK_RUN_ID   the task run to run
 `;
+
+/** The flag the process executor starts a standby runner with (@sluice/protocol's RUNNER_STANDBY_FLAG). */
+const STANDBY_FLAG = '--standby';
+
+/** The usage and the runner's variables, as the config package describes them. */
+function usage(): string {
+  return `${USAGE}${loadRunner().runner.formatVarsHelp('runner')}\n`;
+}
+
+/** A wrong invocation: one line on stderr, exit code 2. */
+function usageError(io: MainIo, message: string): number {
+  io.stderr(`${message}\n`);
+  return 2;
+}
+
+const isHelp = (arg: string): boolean => arg === '--help' || arg === '-h';
 
 export interface MainIo {
   env: Record<string, string | undefined>;
@@ -39,34 +52,52 @@ const processIo: MainIo = {
 export async function main(argv: string[], io: MainIo = processIo): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
-    case 'exec':
-      if (args.includes('--help') || args.includes('-h')) {
-        io.stdout(USAGE);
+    case 'exec': {
+      if (args.some(isHelp)) {
+        io.stdout(usage());
         return 0;
       }
+      const unknown = args.find((arg) => arg !== STANDBY_FLAG);
+      if (unknown !== undefined) {
+        return usageError(io, `sluice exec: unknown argument ${unknown}; see sluice exec --help`);
+      }
       return loadRunner().runner.runExecCommand({ env: io.env, stderr: io.stderr, args });
+    }
     case 'runner-install':
-      return install(args[0], io);
+      if (args.some(isHelp)) {
+        io.stdout(usage());
+        return 0;
+      }
+      {
+        const problem = installArgumentProblem(args);
+        if (problem)
+          return usageError(io, `sluice runner-install: ${problem}; see sluice runner-install --help`);
+      }
+      return install(args[0]!, io);
     case 'help':
     case '--help':
     case '-h':
-      io.stdout(USAGE);
+      io.stdout(usage());
       return 0;
     case undefined:
-      io.stderr(USAGE);
+      io.stderr(usage());
       return 2;
     default:
-      io.stderr(`sluice: unknown command ${command}\n\n${USAGE}`);
-      return 2;
+      return usageError(io, `sluice: unknown command ${command}; see sluice --help`);
   }
 }
 
-async function install(targetDir: string | undefined, io: MainIo): Promise<number> {
+/** runner-install takes exactly one directory and no options. */
+function installArgumentProblem(args: string[]): string | null {
+  const flag = args.find((arg) => arg.startsWith('-'));
+  if (flag !== undefined) return `unknown argument ${flag}`;
+  if (args.length === 0) return 'the target directory is required';
+  if (args.length > 1) return `expected one target directory, got ${args.length}`;
+  return null;
+}
+
+async function install(targetDir: string, io: MainIo): Promise<number> {
   const { locateSelfContainedRunner, runnerInstall, RunnerInstallUnavailableError } = loadRunner().runner;
-  if (!targetDir) {
-    io.stderr(`sluice runner-install: the target directory is required\n\n${USAGE}`);
-    return 2;
-  }
   try {
     await runnerInstall(targetDir, locateSelfContainedRunner(io.builtSeaDir ?? join(__dirname, 'sea')));
     return 0;

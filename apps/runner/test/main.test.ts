@@ -113,3 +113,36 @@ test('runner-install copies the self-contained runner and its libraries, and the
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a wrong invocation of exec or runner-install is one line, exit 2, and installs nothing', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
+  try {
+    for (const argv of [
+      ['exec', '--bogus'],
+      ['runner-install', '--bogus'],
+      ['runner-install'],
+      ['runner-install', join(dir, 'a'), join(dir, 'b')],
+    ]) {
+      const term = io();
+      term.builtSeaDir = BUILT_SEA_DIR;
+      expect({ argv, code: await main(argv, term) }).toEqual({ argv, code: 2 });
+      expect(term.err).toMatch(/^sluice (exec|runner-install): [^\n]+\n$/);
+      expect(term.out).toBe('');
+    }
+    expect(await readdir(dir)).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('exec --help and runner-install --help print the usage and the variables of exec', async () => {
+  for (const argv of [
+    ['exec', '--help'],
+    ['runner-install', '--help'],
+  ]) {
+    const term = io();
+    expect(await main(argv, term)).toBe(0);
+    expect(term.out).toContain('SLUICE_RUN_TOKEN [secret]');
+    expect(term.err).toBe('');
+  }
+});

@@ -12,20 +12,34 @@ const USAGE = `usage:
   sluice token create ...        print a user JWT (see: sluice token --help)
   sluice exec                    the runner (normally started by an executor)
 
-Configuration is read from the environment; see the README's table.`;
+Process tasks run on this server's host, as the server's own user: they can read
+what it can read, SLUICE_DATA_DIR included.
+
+Environment (also in the README's table):
+`;
+
+/** One line on stderr, exit code 2: what a wrong invocation gets (no usage dump, no stack). */
+function usageError(message: string): number {
+  process.stderr.write(`${message}\n`);
+  return 2;
+}
+
+async function printUsage(): Promise<void> {
+  const { formatVarsHelp } = await import('@sluice/config');
+  process.stdout.write(`${USAGE}${formatVarsHelp('server')}\n`);
+}
 
 /** A stop that takes longer than this is abandoned and the process exits 1. */
 const STOP_TIMEOUT_MS = 60_000;
 
 async function serverCommand(args: string[]): Promise<number> {
-  if (args.includes('--help')) {
-    process.stdout.write(`${USAGE}\n`);
+  if (args.includes('--help') || args.includes('-h')) {
+    await printUsage();
     return 0;
   }
   const unknown = args.filter((a) => a !== '--standalone');
   if (unknown.length > 0) {
-    process.stderr.write(`unknown argument ${unknown.join(' ')}\n${USAGE}\n`);
-    return 2;
+    return usageError(`sluice server: unknown argument ${unknown[0]}; see sluice server --help`);
   }
   const standalone = args.includes('--standalone');
   const { parseEnv } = await import('@sluice/config');
@@ -63,12 +77,12 @@ export async function main(argv: string[]): Promise<number> {
         return await execCommand();
       case undefined:
       case '--help':
+      case '-h':
       case 'help':
-        process.stdout.write(`${USAGE}\n`);
+        await printUsage();
         return command === undefined ? 2 : 0;
       default:
-        process.stderr.write(`unknown command ${command}\n${USAGE}\n`);
-        return 2;
+        return usageError(`sluice: unknown command ${command}; see sluice --help`);
     }
   } catch (err) {
     const { ConfigError, describeError } = await import('@sluice/config');

@@ -21,12 +21,15 @@ Options:
                     ${DEFAULT_USER_TOKEN_LIFETIME} by default. Every token expires.
   --help            this text
 
+Without AUTH_JWT_SECRET it signs with the secret a standalone server generated
+in SLUICE_DATA_DIR, which must already hold secrets.json: this command never
+creates secrets.
+
 Environment:
-  AUTH_JWT_SECRET   the server's signing secret; when it is unset, the secret a
-                    standalone server generated is read from SLUICE_DATA_DIR
-  SLUICE_DATA_DIR   a standalone server's data directory (default ./.sluice);
-                    it must already hold secrets.json: this command never
-                    creates secrets`;
+`;
+
+/** The variables this command reads, described as the server's --help does. */
+const TOKEN_VARS = ['AUTH_JWT_SECRET', 'SLUICE_DATA_DIR'];
 
 /** A wrong invocation or missing configuration: one line on stderr, exit code 2. */
 class UsageError extends Error {}
@@ -49,7 +52,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // `help` only as the subcommand: after create it could be the value of an option.
   const help = sub === 'help' || isHelpFlag(sub) || (sub === 'create' && rest.some(isHelpFlag));
   if (help) {
-    process.stdout.write(`${USAGE}\n`);
+    const { formatVarsHelp } = await import('@sluice/config');
+    process.stdout.write(`${USAGE}${formatVarsHelp('server', TOKEN_VARS)}\n`);
     return 0;
   }
   if (sub !== 'create') throw new UsageError(`unknown subcommand "${sub}"; the only one is create`);

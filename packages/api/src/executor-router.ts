@@ -1,4 +1,4 @@
-import express, { Router, type ErrorRequestHandler, type Request } from 'express';
+import { Router, type ErrorRequestHandler, type Request } from 'express';
 import { TaskRunNotFoundError } from '@sluice/store';
 import { claimIdempotently, createDirectExecutorProtocol, type Engine } from '@sluice/engine';
 import type { Metrics } from '@sluice/observability';
@@ -18,6 +18,7 @@ import {
 } from '@sluice/protocol';
 import { answerLongPoll, waitTimeoutOf } from './executor/long-poll';
 import { requireInternalSecret } from './executor/internal-secret';
+import { EXECUTOR_BODY_LIMITS as LIMITS, jsonBody } from './body-limits';
 import { HttpError } from './http-errors';
 
 export interface ExecutorRouterOptions {
@@ -45,7 +46,8 @@ export function executorRouter(options: ExecutorRouterOptions): Router {
   const k8sMaxJobs = options.k8sMaxJobs ?? 0;
   const protocol = createDirectExecutorProtocol(engine, { k8sMaxJobs });
   const router = Router();
-  const json = express.json({ limit: '16mb' });
+  // Each route reads at most its own limit (body-limits.ts), and only after the secret check below.
+  const json = jsonBody(LIMITS.small);
   const base = `${EXECUTOR_API_PREFIX}/task-runs/:id`;
 
   // Before any body parsing: a refused call costs no more than this check.
@@ -94,12 +96,12 @@ export function executorRouter(options: ExecutorRouterOptions): Router {
     res.json({ cancel: answer.cancel });
   });
 
-  router.post(`${base}/logs`, json, async (req, res) => {
+  router.post(`${base}/logs`, jsonBody(LIMITS.logs), async (req, res) => {
     await protocol.reportLogs(sameTaskRun(req, ExecutorLogBatch.parse(req.body)));
     res.json({ ok: true });
   });
 
-  router.post(`${base}/complete`, json, async (req, res) => {
+  router.post(`${base}/complete`, jsonBody(LIMITS.complete), async (req, res) => {
     const answer = await protocol.complete(sameTaskRun(req, CompletionRequest.parse(req.body)));
     res.json({ applied: answer.applied, state: answer.state });
   });

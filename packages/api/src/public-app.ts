@@ -19,6 +19,7 @@ export function createPublicApp(
   app.set('trust proxy', false);
   for (const h of extra.beforeRoutes ?? []) app.use(h);
   const api = Router();
+  // Before every route and its body parser: an unauthenticated body is never read (body-limits.test.ts).
   api.use(requireUser(ctx.jwtSecret));
   api.use(flowRoutes(ctx));
   api.use(fileRoutes(ctx));

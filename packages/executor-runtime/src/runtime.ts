@@ -96,6 +96,7 @@ export async function startExecutorInstance(
       pools: config.instance.pools,
       server: config.executorApiUrl,
       internalPort: internal.port,
+      internalAddress: internal.address,
     });
     let stopping: Promise<void> | null = null;
     return {

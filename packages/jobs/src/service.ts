@@ -82,7 +82,7 @@ export async function startJobsService(
     stoppers.push(() => jobs.stop());
 
     const internalUrl = `http://127.0.0.1:${internal.port}`;
-    log.info('jobs started', { internal: internalUrl });
+    log.info('jobs started', { internal: internalUrl, internalAddress: internal.address });
     return { internalUrl, stop };
   } catch (err) {
     await stop();

@@ -5,6 +5,12 @@ export interface RunningHttpServer {
   server: Server;
   /** The bound port (the real one when the address asked for port 0). */
   port: number;
+  /**
+   * The bound `host:port` (`[v6]:port`) as the socket reports it: what the
+   * start log shows, so it says 0.0.0.0 when that is what was bound, and the
+   * real port when the address asked for port 0.
+   */
+  address: string;
   /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then drops what is left. */
   close(graceMs?: number): Promise<void>;
 }
@@ -18,6 +24,10 @@ function parseAddr(addr: string): { host: string; port: number } {
   return { host: match[1] ?? match[2] ?? '', port };
 }
 
+function formatAddress({ address, family, port }: AddressInfo): string {
+  return family === 'IPv6' ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
 /** Listens on `host:port` (e.g. INTERNAL_HTTP_SERVER_ADDR); rejects when the port is taken. */
 export async function startHttpServer(app: RequestListener, addr: string): Promise<RunningHttpServer> {
   const { host, port } = parseAddr(addr);
@@ -29,9 +39,11 @@ export async function startHttpServer(app: RequestListener, addr: string): Promi
       resolve();
     });
   });
+  const bound = server.address() as AddressInfo;
   return {
     server,
-    port: (server.address() as AddressInfo).port,
+    port: bound.port,
+    address: formatAddress(bound),
     close: (graceMs = 5000) =>
       new Promise<void>((resolve, reject) => {
         const force = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -86,4 +86,15 @@ describe('probes over HTTP', () => {
     await expect(startHttpServer(express(), `127.0.0.1:${running.port}`)).rejects.toThrow(/EADDRINUSE/);
     await expect(startHttpServer(express(), 'localhost')).rejects.toThrow(/invalid listen address/);
   });
+
+  it('reports the address it bound: the host asked for and the real port for port 0', async () => {
+    expect(running.address).toBe(`127.0.0.1:${running.port}`);
+    const any = await startHttpServer(express(), '0.0.0.0:0');
+    try {
+      expect(any.port).toBeGreaterThan(0);
+      expect(any.address).toBe(`0.0.0.0:${any.port}`);
+    } finally {
+      await any.close();
+    }
+  });
 });

@@ -6,3 +6,5 @@ export { INHERITED_VARIABLES } from './child-env';
 export { SnapshotRejectedError } from './snapshot';
 export { runExecCommand } from './exec-command';
 export type { ExecIo } from './exec-command';
+// For the runner app's --help: its binaries load the runner and nothing else (a second copy of the config package would slow exec).
+export { formatVarsHelp } from '@sluice/config';

@@ -172,7 +172,14 @@ export async function startServer(config: ServerConfig, options: ServerOptions):
         executors: built.executorTypes,
       });
     }
-    log.info('server started', { standalone: options.standalone, public: publicUrl, internal: internalUrl });
+    // public/internal are URLs that reach the listeners from this host; the addresses are what was bound.
+    log.info('server started', {
+      standalone: options.standalone,
+      public: publicUrl,
+      internal: internalUrl,
+      publicAddress: pub.address,
+      internalAddress: internal.address,
+    });
     return { publicUrl, internalUrl, databaseUrl, stop: stopAll };
   } catch (err) {
     await stopAll();
