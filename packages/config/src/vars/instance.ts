@@ -9,6 +9,7 @@ import {
   memoryQuantity,
   text,
 } from '../schemas';
+import { taskUser } from '../task-user';
 
 /** Processes that run an instance: claim task runs and start executors. */
 const INSTANCES = ['server', 'docker-executor', 'k8s-executor'] as const;
@@ -47,6 +48,15 @@ export const SLUICE_STANDBY_RUNNERS = defineVar({
   default: '1',
   description:
     'Runners the process executor keeps started and waiting for its next task run, so a claim skips the runner start-up; never more than the free process slots. 0 turns them off (default chosen by Sluice).',
+  apps: INSTANCES,
+});
+
+export const SLUICE_PROCESS_TASK_USER = defineVar({
+  name: 'SLUICE_PROCESS_TASK_USER',
+  schema: taskUser(),
+  default: 'nobody',
+  description:
+    "The user process tasks run as when this process runs as root: a user name or uid[:gid]; each runner gets a fresh 0700 home owned by it, and SLUICE_DATA_DIR and the server's environment stay out of its reach (default chosen by Sluice; an unknown user stops the start; `root` keeps tasks as root). A server that is not root runs process tasks as its own user, which can read what the server can: set it only to that user, and keep untrusted namespaces off the process executor (namespace.yaml `allowed_executors`).",
   apps: INSTANCES,
 });
 
