@@ -56,7 +56,7 @@ export const SLUICE_PROCESS_TASK_USER = defineVar({
   schema: taskUser(),
   default: 'nobody',
   description:
-    "The user process tasks run as when this process runs as root: a user name or uid[:gid]; each runner gets a fresh 0700 home owned by it, and SLUICE_DATA_DIR and the server's environment stay out of its reach (default chosen by Sluice; an unknown user stops the start; `root` keeps tasks as root). A server that is not root runs process tasks as its own user, which can read what the server can: set it only to that user, and keep untrusted namespaces off the process executor (namespace.yaml `allowed_executors`).",
+    'The user process tasks run as when this process is root: a name or uid[:gid], in a 0700 home of its own, out of reach of SLUICE_DATA_DIR (unknown: start fails; `root` keeps root). Not root: tasks share its user and what it can read; see docs/process-executor.md.',
   apps: INSTANCES,
 });
 
