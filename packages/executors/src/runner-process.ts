@@ -98,7 +98,14 @@ export class RunnerProcess {
       gid: user.gid,
     });
     const proc = new RunnerProcess(child, command, diagnostics);
-    void proc.exited.then(() => removeRunnerHome(home));
+    // void: exited never rejects, and a home that cannot be removed is only logged.
+    void proc.exited.then(() => {
+      try {
+        removeRunnerHome(home);
+      } catch (err) {
+        proc.diagnostics.log.warn('could not remove the runner home', { home, error: errorMessage(err) });
+      }
+    });
     return proc;
   }
 
