@@ -64,7 +64,7 @@ asRoot('a root standalone server runs process tasks as nobody', () => {
         echo written > "$SLUICE_WORK_DIR/probe" && echo "work dir $(cat "$SLUICE_WORK_DIR/probe")"
         echo written > "$HOME/probe" && echo "home $(cat "$HOME/probe")"`;
 
-  it('keeps SLUICE_DATA_DIR, secrets.json and the server environment out of reach, on standby and fresh runners', async () => {
+  it('keeps SLUICE_DATA_DIR, secrets.json and the server environment out of reach of two tasks at once, a standby runner among them', async () => {
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
     const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>;
