@@ -1,5 +1,8 @@
 import type { ExecutorSelection } from './schemas';
+import type { ProcessTaskUser } from './task-user';
 import type { LogLevel } from './vars/common';
+
+export type { ProcessTaskUser } from './task-user';
 
 /** Durations are in milliseconds throughout. */
 
@@ -41,6 +44,11 @@ export interface InstanceSettings {
   registrationInterval: number;
   /** SLUICE_STANDBY_RUNNERS; 0 = the process executor starts every runner on claim */
   standbyRunners: number;
+  /**
+   * SLUICE_PROCESS_TASK_USER resolved: set only when this process is root and the user is
+   * not root; null = process tasks run as this process's own user.
+   */
+  processTaskUser: ProcessTaskUser | null;
   runtimeDefaults: RuntimeDefaults;
 }
 

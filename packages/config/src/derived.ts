@@ -2,12 +2,14 @@ import { hostname } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import type { EnvReader } from './reader';
 import { ownerId, splitHostPort } from './schemas';
+import { resolveTaskUser, type ProcessTaskUser, type TaskUserHost } from './task-user';
 import {
   K8S_EXECUTOR_OWNER_ID,
   K8S_EXECUTOR_OWNER_ID_PREFIX,
   SECRET_ENCRYPTION_KEY,
   SECRET_ENCRYPTION_KEY_PREVIOUS,
   SLUICE_MASTER_KEYS,
+  SLUICE_PROCESS_TASK_USER,
 } from './vars';
 
 /** Values computed from several variables, or from the host. */
@@ -101,4 +103,33 @@ export function localInternalUrl(internalAddr: string): string {
       ? `[${split.host}]`
       : split.host;
   return `http://${host}:${split.port}`;
+}
+
+/**
+ * SLUICE_PROCESS_TASK_USER as the process executor needs it. As root, the
+ * user (default nobody) must exist, else the start stops naming the
+ * variable; naming root itself keeps tasks as root (null). A server that is
+ * not root cannot start tasks as anyone else, so setting the variable to
+ * another user is an error rather than a silent no-op.
+ */
+export function processTaskUser(reader: EnvReader, host: TaskUserHost): ProcessTaskUser | null {
+  const def = SLUICE_PROCESS_TASK_USER;
+  const set = reader.isSet(def);
+  const spec = reader.get(def);
+  if (spec === undefined || host.uid === undefined) return null;
+  if (host.uid !== 0 && !set) return null;
+  const label = set ? def.name : `${def.name} (default ${def.default})`;
+  const user = resolveTaskUser(spec, host);
+  if (typeof user === 'string') {
+    reader.problem(label, user);
+    return null;
+  }
+  if (host.uid !== 0 && user.uid !== host.uid) {
+    reader.problem(
+      label,
+      `names ${user.name}, but this process runs as uid ${host.uid}, not root, and cannot start tasks as another user; unset it (process tasks then run as uid ${host.uid})`,
+    );
+    return null;
+  }
+  return user.uid === host.uid ? null : user;
 }

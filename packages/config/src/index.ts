@@ -33,3 +33,5 @@ export { stripControlPlaneEnv, CONTROL_PLANE_VARS } from './strip';
 export { formatVarsHelp } from './help';
 export * from './runner-env';
 export { describeError } from './describe-error';
+export { taskUser, resolveTaskUser, lookupPasswd } from './task-user';
+export type { TaskUserSpec, TaskUserHost, PasswdEntry } from './task-user';

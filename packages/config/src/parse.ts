@@ -10,8 +10,9 @@ import type {
   SchedulingSettings,
   ServerConfig,
 } from './app-config';
-import { hostName, k8sOwnerId, localInternalUrl, masterKeys } from './derived';
+import { hostName, k8sOwnerId, localInternalUrl, masterKeys, processTaskUser } from './derived';
 import { EnvReader, type Env } from './reader';
+import { REAL_HOST, type TaskUserHost } from './task-user';
 import * as V from './vars';
 
 export interface ParseOptions {
@@ -22,6 +23,8 @@ export interface ParseOptions {
    * and secrets generated under SLUICE_DATA_DIR.
    */
   standalone?: boolean;
+  /** The server's uid and the user lookup behind SLUICE_PROCESS_TASK_USER; tests pass their own. */
+  taskUserHost?: TaskUserHost;
 }
 
 /**
@@ -53,7 +56,7 @@ function buildServer(r: EnvReader, options: ParseOptions): ServerConfig {
   const needed = 'sluice server without --standalone; replicas must share it';
   const internalHttpServerAddr = r.get(V.INTERNAL_HTTP_SERVER_ADDR);
   const apiUrl = r.get(V.SLUICE_API_URL) ?? localInternalUrl(internalHttpServerAddr);
-  const instance = instanceSettings(r);
+  const instance = instanceSettings(r, options);
   const keys = masterKeys(r);
   const keysSet = [V.SLUICE_MASTER_KEYS, V.SECRET_ENCRYPTION_KEY, V.SECRET_ENCRYPTION_KEY_PREVIOUS].some(
     (v) => r.isSet(v),
@@ -93,12 +96,12 @@ function buildJobs(r: EnvReader): JobsConfig {
   };
 }
 
-function buildDockerExecutor(r: EnvReader): DockerExecutorConfig {
+function buildDockerExecutor(r: EnvReader, options: ParseOptions): DockerExecutorConfig {
   const executorApiUrl = r.require(
     V.EXECUTOR_API_URL,
     'the executor reaches the server only through its internal API',
   );
-  const instance = instanceSettings(r);
+  const instance = instanceSettings(r, options);
   return {
     logLevel: r.get(V.LOG_LEVEL),
     internalHttpServerAddr: r.get(V.INTERNAL_HTTP_SERVER_ADDR),
@@ -115,12 +118,12 @@ function buildDockerExecutor(r: EnvReader): DockerExecutorConfig {
   };
 }
 
-function buildK8sExecutor(r: EnvReader): K8sExecutorConfig {
+function buildK8sExecutor(r: EnvReader, options: ParseOptions): K8sExecutorConfig {
   const executorApiUrl = r.require(
     V.EXECUTOR_API_URL,
     'the executor reaches the server only through its internal API',
   );
-  const instance = instanceSettings(r);
+  const instance = instanceSettings(r, options);
   const k8s = k8sSettings(r, instance, { serverAddrDefault: executorApiUrl, ownerIdRequired: true });
   return {
     logLevel: r.get(V.LOG_LEVEL),
@@ -145,7 +148,7 @@ function schedulingSettings(r: EnvReader): SchedulingSettings {
   };
 }
 
-function instanceSettings(r: EnvReader): InstanceSettings {
+function instanceSettings(r: EnvReader, options: ParseOptions): InstanceSettings {
   const cpu = r.get(V.PIPELINE_RUNTIME_DEFAULT_CPU);
   const memory = r.get(V.PIPELINE_RUNTIME_DEFAULT_MEMORY);
   return {
@@ -155,6 +158,7 @@ function instanceSettings(r: EnvReader): InstanceSettings {
     runnerImage: r.get(V.SLUICE_RUNNER_IMAGE),
     registrationInterval: r.get(V.EXECUTOR_REGISTRATION_INTERVAL),
     standbyRunners: r.get(V.SLUICE_STANDBY_RUNNERS),
+    processTaskUser: processTaskUser(r, options.taskUserHost ?? REAL_HOST),
     runtimeDefaults: { ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) },
   };
 }

@@ -49,6 +49,8 @@ describe('parseEnv defaults', () => {
         runnerImage: 'sluice:latest',
         registrationInterval: 15_000,
         standbyRunners: 1,
+        // As root (the default host here), process tasks run as nobody; otherwise as this user.
+        processTaskUser: process.getuid?.() === 0 ? expect.objectContaining({ name: 'nobody' }) : null,
         runtimeDefaults: {},
         workerSlots: 8,
       },

@@ -7,7 +7,7 @@ import {
   type ExecutionRecord,
   type Transaction,
 } from '@sluice/store';
-import { parseNamespaceConfig, type ExecutorBlock } from '@sluice/flows';
+import { assertExecutorTypesAllowed, parseNamespaceConfig, type NamespaceConfig } from '@sluice/flows';
 import { NotFoundError } from './errors';
 import { startWaitingExecutions, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
@@ -23,12 +23,12 @@ export interface CreateExecutionRequest {
   inputs?: Record<string, unknown> | null;
 }
 
-async function namespaceExecutorDefaults(tx: Transaction, namespace: string): Promise<ExecutorBlock | null> {
+async function namespaceConfigOf(tx: Transaction, namespace: string): Promise<NamespaceConfig | null> {
   const file = await readNamespaceFile(tx, namespace, 'namespace.yaml');
   if (!file) return null;
   const parsed = parseNamespaceConfig(file.toString('utf8'));
   // namespace.yaml is validated when it is written; an invalid one here predates validation.
-  return parsed.ok ? (parsed.config.defaults?.executor ?? null) : null;
+  return parsed.ok ? parsed.config : null;
 }
 
 /**
@@ -44,9 +44,12 @@ export async function createExecutionIn(
 ): Promise<ExecutionRecord | null> {
   const flow = await getFlowForExecution(tx, req.namespace, req.flowId);
   if (!flow) throw new NotFoundError(`flow ${req.namespace}/${req.flowId}`);
+  const namespaceConfig = await namespaceConfigOf(tx, req.namespace);
+  // namespace.yaml allowed_executors (docs/decisions.md §13): a 422 before anything is stored.
+  assertExecutorTypesAllowed(flow.definition, namespaceConfig, req.namespace);
   const definition: ExecutionDefinition = {
     flow: flow.definition,
-    namespaceExecutor: await namespaceExecutorDefaults(tx, req.namespace),
+    namespaceExecutor: namespaceConfig?.defaults?.executor ?? null,
   };
   const snapshot = await pinSnapshot(tx, req.namespace, { flowId: req.flowId, source: flow.source });
   const created = await insertExecution(tx, {

@@ -70,6 +70,7 @@ const processFactory: ExecutorFactory = {
       env: ctx.env,
       standbyRunners: ctx.instance.standbyRunners,
       slots: ctx.slots,
+      taskUser: ctx.instance.processTaskUser,
     }),
   }),
 };

@@ -15,3 +15,4 @@ export * from './docker-runner-injection';
 export * from './docker-container-spec';
 export * from './docker-executor';
 export * from './docker-engine';
+export * from './runner-user';

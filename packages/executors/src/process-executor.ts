@@ -5,6 +5,7 @@ import { RunnerProcess, type RunnerDiagnostics } from './runner-process';
 import { settlesWithin } from './settle';
 import { StandbyRunners } from './standby-runners';
 import type { Logger } from './logger';
+import { checkRunnerReachable, type RunnerUser } from './runner-user';
 
 export interface ProcessExecutorOptions {
   /** The runner command, e.g. `[process.execPath, '/abs/bin/sluice.cjs', 'exec']`; injected by the app. */
@@ -28,6 +29,12 @@ export interface ProcessExecutorOptions {
    * exceed them; task runs of other executors sharing the group are not seen. Default: no bound.
    */
   slots?: number | null;
+  /**
+   * The user runners (and so tasks) run as, each in a fresh 0700 home it owns: a root
+   * instance's SLUICE_PROCESS_TASK_USER (docs/decisions.md §13). Needs this process to be
+   * root. Default null: runners run as this process's user.
+   */
+  taskUser?: RunnerUser | null;
   /** Delay before replacing a standby that died unassigned; doubles per such death in a row, up to 60 s. Default 1 s. */
   standbyRestartDelayMs?: number;
 }
@@ -70,6 +77,7 @@ export class ProcessExecutor implements Executor {
   private readonly shutdownTimeoutMs: number;
   private readonly local = new Map<string, LocalRunner>();
   private readonly standbys: StandbyRunners | null;
+  private readonly taskUser: RunnerUser | null;
   private closed = false;
 
   constructor(options: ProcessExecutorOptions) {
@@ -88,6 +96,12 @@ export class ProcessExecutor implements Executor {
       );
     }
     const slots = options.slots ?? null;
+    this.taskUser = options.taskUser ?? null;
+    if (this.taskUser) {
+      if (process.getuid?.() !== 0)
+        throw new Error(`running tasks as ${this.taskUser.name} needs this process to be root`);
+      checkRunnerReachable(this.runnerCommand, this.taskUser);
+    }
     this.standbys =
       standbyRunners === 0
         ? null
@@ -97,11 +111,20 @@ export class ProcessExecutor implements Executor {
             wanted: () => Math.min(standbyRunners, slots === null ? Infinity : slots - this.liveRunners()),
             restartDelayMs: options.standbyRestartDelayMs ?? 1_000,
             maxRestartDelayMs: MAX_STANDBY_RESTART_DELAY_MS,
+            user: this.taskUser,
           });
   }
 
   /** Starts the standby runners before the first claim (without it, that claim starts them). */
   prepare(log: Logger): void {
+    log.info(
+      this.taskUser
+        ? `process tasks run as ${this.taskUser.name} (SLUICE_PROCESS_TASK_USER), each in a home of its own`
+        : "process tasks run as this process's user: they can read what it can (docs/process-executor.md)",
+      this.taskUser
+        ? { uid: this.taskUser.uid, gid: this.taskUser.gid }
+        : { uid: process.getuid?.() ?? null },
+    );
     if (!this.closed) this.standbys?.fill(log);
   }
 
@@ -202,7 +225,7 @@ export class ProcessExecutor implements Executor {
     diagnostics: RunnerDiagnostics,
   ): Promise<RunnerProcess> {
     const env = runnerEnvironment(this.env, run, ctx.runnerApiUrl);
-    const proc = RunnerProcess.spawn(this.runnerCommand, env, diagnostics);
+    const proc = RunnerProcess.spawn(this.runnerCommand, env, diagnostics, this.taskUser);
     await proc.started;
     ctx.log.debug('runner started', { taskRunId: run.taskRunId, pid: proc.pid });
     return proc;

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { ExecutorOutcome } from './executor';
 import { errorMessage } from './errors';
 import type { LogFields, Logger } from './logger';
+import { createRunnerHome, removeRunnerHome, type RunnerUser } from './runner-user';
 
 /** Where a runner's own stdout/stderr lines (its diagnostics) go, and what they are tagged with. */
 export interface RunnerDiagnostics {
@@ -71,15 +72,41 @@ export class RunnerProcess {
     this.forwardLines(child.stderr, 'stderr');
   }
 
-  /** Starts `argv` with exactly `env`. Check `started` before relying on the process. */
+  /**
+   * Starts `argv` with exactly `env`. Check `started` before relying on the process. With a
+   * `user`, it runs as that user in a fresh home of its own (HOME, TMPDIR and cwd), removed
+   * when it exits; throws when that home cannot be made.
+   */
   static spawn(
     argv: readonly [string, ...string[]],
     env: Record<string, string>,
     diagnostics: RunnerDiagnostics,
+    user: RunnerUser | null = null,
   ) {
     const [command, ...args] = argv;
-    const child = spawn(command, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
-    return new RunnerProcess(child, command, diagnostics);
+    const stdio: ['pipe', 'pipe', 'pipe'] = ['pipe', 'pipe', 'pipe'];
+    if (!user)
+      return new RunnerProcess(spawn(command, args, { detached: true, stdio, env }), command, diagnostics);
+    const home = createRunnerHome(user);
+    const child = spawn(command, args, {
+      detached: true,
+      stdio,
+      env: { ...env, HOME: home, TMPDIR: home },
+      cwd: home,
+      // Node (libuv) also drops the supplementary groups when it changes the uid.
+      uid: user.uid,
+      gid: user.gid,
+    });
+    const proc = new RunnerProcess(child, command, diagnostics);
+    // void: exited never rejects, and a home that cannot be removed is only logged.
+    void proc.exited.then(() => {
+      try {
+        removeRunnerHome(home);
+      } catch (err) {
+        proc.diagnostics.log.warn('could not remove the runner home', { home, error: errorMessage(err) });
+      }
+    });
+    return proc;
   }
 
   /**

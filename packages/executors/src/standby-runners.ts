@@ -1,6 +1,7 @@
 import type { Logger } from './logger';
 import { RUNNER_ENV_ALLOWLIST } from './runner-environment';
 import { RunnerProcess } from './runner-process';
+import type { RunnerUser } from './runner-user';
 import { settlesWithin } from './settle';
 
 export interface StandbyRunnersOptions {
@@ -13,6 +14,8 @@ export interface StandbyRunnersOptions {
   /** Delay before replacing a standby that died unassigned; doubles per such death in a row. */
   restartDelayMs: number;
   maxRestartDelayMs: number;
+  /** The user standbys run as (a root instance's SLUICE_PROCESS_TASK_USER); null = this process's. */
+  user?: RunnerUser | null;
 }
 
 /**
@@ -87,10 +90,20 @@ export class StandbyRunners {
   private startOne(log: Logger): void {
     // Read at each start, as for a fresh runner: the same server variables at the same moment.
     const env = standbyRunnerEnvironment(this.options.serverEnv);
-    const standby = RunnerProcess.spawn(this.options.argv, env, {
-      log,
-      fields: { standbyRunner: true },
-    });
+    let standby: RunnerProcess;
+    try {
+      standby = RunnerProcess.spawn(
+        this.options.argv,
+        env,
+        { log, fields: { standbyRunner: true } },
+        this.options.user,
+      );
+    } catch (err) {
+      // Its home could not be made: as a standby that died at once, retried later.
+      this.deathsInARow += 1;
+      this.restartLater(log, { error: err instanceof Error ? err.message : String(err) });
+      return;
+    }
     this.waiting.add(standby);
     // A standby alone must not keep the instance running; an assigned runner does (see ProcessExecutor).
     standby.keepsInstanceAlive(false);
@@ -106,24 +119,31 @@ export class StandbyRunners {
       // Not waiting any more: handed a task run, retired, or the pool closed.
       if (!this.waiting.delete(standby) || this.closed) return;
       this.deathsInARow += 1;
-      const delay = Math.min(
-        this.options.maxRestartDelayMs,
-        this.options.restartDelayMs * 2 ** (this.deathsInARow - 1),
-      );
-      (this.log ?? log).warn('standby runner exited before it was given a task run; replacing it later', {
+      this.restartLater(log, {
         pid: standby.pid ?? null,
         exitCode: outcome.exitCode,
         signal: outcome.signal,
         ...(outcome.error ? { error: outcome.error } : {}),
-        restartInMs: delay,
       });
-      if (this.restartTimer) clearTimeout(this.restartTimer);
-      this.restartTimer = setTimeout(() => {
-        this.restartTimer = null;
-        this.fill(this.log ?? log);
-      }, delay);
-      this.restartTimer.unref();
     });
+  }
+
+  /** Starts standbys again after a delay that doubles with each death in a row. */
+  private restartLater(log: Logger, fields: Record<string, unknown>): void {
+    const delay = Math.min(
+      this.options.maxRestartDelayMs,
+      this.options.restartDelayMs * 2 ** (this.deathsInARow - 1),
+    );
+    (this.log ?? log).warn('standby runner exited before it was given a task run; replacing it later', {
+      ...fields,
+      restartInMs: delay,
+    });
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.fill(this.log ?? log);
+    }, delay);
+    this.restartTimer.unref();
   }
 
   private retire(standby: RunnerProcess): void {

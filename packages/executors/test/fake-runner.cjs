@@ -36,6 +36,24 @@ function act() {
     // No SIGTERM handler, as a runner still loading: the signal kills it.
     setInterval(() => undefined, 1000);
     write('ready.json', true);
+  } else if (mode === 'whoami') {
+    // Who the runner runs as, where, and whether a file only root may read (argv[4]) is out of reach.
+    let secret;
+    try {
+      secret = fs.readFileSync(process.argv[4], 'utf8');
+    } catch (err) {
+      secret = err.code;
+    }
+    write(`whoami-${process.pid}.json`, {
+      uid: process.getuid(),
+      gid: process.getgid(),
+      groups: process.getgroups(),
+      cwd: process.cwd(),
+      env: process.env,
+      tmpdir: require('node:os').tmpdir(),
+      secret,
+    });
+    process.exit(0);
   } else if (mode === 'exit') {
     process.exit(Number(process.argv[4] ?? 0));
   } else if (mode === 'crash-standby') {

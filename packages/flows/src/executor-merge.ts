@@ -200,20 +200,41 @@ export function validateFlowAgainstNamespace(
   flow: Flow,
   namespaceConfig?: NamespaceConfig,
 ): ValidationIssue[] {
-  return mergedExecutorIssues(flow.tasks, flow.executor, namespaceConfig?.defaults?.executor);
+  return mergedExecutorIssues(
+    flow.tasks,
+    flow.executor,
+    namespaceConfig?.defaults?.executor,
+    namespaceConfig?.allowed_executors,
+  );
 }
 
-/** validateFlowAgainstNamespace over the tasks that parsed (`undefined` where one did not), by file position. */
+/**
+ * validateFlowAgainstNamespace over the tasks that parsed (`undefined` where one did not), by
+ * file position. With `allowed` (namespace.yaml `allowed_executors`), a task whose merged type
+ * is not in it is executor_type_not_allowed, reported where its type is chosen.
+ */
 export function mergedExecutorIssues(
   tasks: readonly (Task | undefined)[],
   flowExecutor: ExecutorBlock | undefined,
   namespaceDefaults: ExecutorBlock | undefined,
+  allowed?: readonly SelectableExecutorType[],
 ): ValidationIssue[] {
   const groups = new IssueGroups();
   tasks.forEach((task, index) => {
     if (!task || isInlineTask(task)) return;
     const levels = levelsOf(task, taskExecutorPath(index), flowExecutor, namespaceDefaults);
     const { resolved, typePath, rejected } = merge(levels);
+    if (allowed && !allowed.includes(resolved.type)) {
+      const origin = typePath
+        ? ''
+        : `; its type is the instance default (${resolved.type}): set executor.type in the task or flow, or defaults.executor.type in ${NAMESPACE_FILE}`;
+      groups.add(
+        'executor_type_not_allowed',
+        `${typePath ?? taskExecutorPath(index)}.type`,
+        `the ${resolved.type} executor is not allowed in this namespace (${NAMESPACE_FILE} allowed_executors: ${allowed.join(', ')})${origin}`,
+        task.id,
+      );
+    }
     for (const { field, level, inherited } of rejected) {
       if (level.path === typePath) continue; // a block contradicting its own type: checkExecutorBlock reported it
       const origin = typePath ? `its type is set at ${typePath}.type` : 'its type is the instance default';

@@ -34,3 +34,8 @@ export {
   type InputProblem,
 } from './names';
 export { MAX_YAML_DEPTH, MAX_YAML_ALIASES } from './yaml';
+export {
+  assertExecutorTypesAllowed,
+  disallowedExecutorIssues,
+  ExecutorTypeNotAllowedError,
+} from './allowed-executors';

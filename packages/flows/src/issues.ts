@@ -22,6 +22,8 @@ export const CODES = {
   field_not_allowed: 'an executor field that the merged executor type does not accept',
   executor_not_allowed: 'an executor block on a task that runs inline (http, subflow)',
   invalid_executor_type: 'an executor `type` other than process, docker or kubernetes',
+  executor_type_not_allowed:
+    'a task whose merged executor type is not in its namespace.yaml `allowed_executors` (refused when the flow is stored and when an execution starts)',
 } as const;
 
 export type ValidationCode = keyof typeof CODES;

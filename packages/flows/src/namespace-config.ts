@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ValidationIssue } from '@sluice/protocol';
 import { checkExecutorBlock, NAMESPACE_EXECUTOR_PATH } from './executor-merge';
-import { NAMESPACE_FILE, namespacePath } from './issues';
-import { ExecutorBlockSchema } from './schema/executor-block';
+import { issue, NAMESPACE_FILE, namespacePath } from './issues';
+import { ExecutorBlockSchema, ExecutorType } from './schema/executor-block';
 import type { NamespaceConfig } from './types';
 import { loadYaml } from './yaml';
 import { mapZodIssues } from './zod-issues';
@@ -12,6 +12,7 @@ export type ParseNamespaceConfigResult =
 
 const NamespaceConfigSchema = z.strictObject({
   defaults: z.strictObject({ executor: ExecutorBlockSchema.optional() }).optional(),
+  allowed_executors: z.array(ExecutorType).min(1).optional(),
 });
 
 /**
@@ -35,6 +36,16 @@ export function parseNamespaceConfig(yamlText: string): ParseNamespaceConfigResu
   }
   const executor = parsed.data.defaults?.executor;
   const errors = executor ? checkExecutorBlock(executor, NAMESPACE_EXECUTOR_PATH) : [];
+  const allowed = parsed.data.allowed_executors;
+  if (allowed && executor?.type !== undefined && !allowed.includes(executor.type)) {
+    errors.push(
+      issue(
+        'executor_type_not_allowed',
+        `${NAMESPACE_EXECUTOR_PATH}.type`,
+        `the ${executor.type} executor is not in allowed_executors (${allowed.join(', ')})`,
+      ),
+    );
+  }
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, config: parsed.data };
 }

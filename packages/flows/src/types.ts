@@ -155,4 +155,9 @@ export interface NamespaceConfig {
   defaults?: {
     executor?: ExecutorBlock;
   };
+  /**
+   * The executor types this namespace's tasks may run on; unset = all. Without `process`,
+   * no task of the namespace runs on the server's host (docs/decisions.md §13).
+   */
+  allowed_executors?: SelectableExecutorType[];
 }

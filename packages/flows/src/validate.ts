@@ -18,7 +18,12 @@ export function validateFlowFile(
   const errors: ValidationIssue[] = [...analysis.errors];
   if (analysis.executor !== 'invalid') {
     errors.push(
-      ...mergedExecutorIssues(analysis.tasks, analysis.executor, namespaceConfig?.defaults?.executor),
+      ...mergedExecutorIssues(
+        analysis.tasks,
+        analysis.executor,
+        namespaceConfig?.defaults?.executor,
+        namespaceConfig?.allowed_executors,
+      ),
     );
   }
   if (errors.length > 0 || !analysis.flow) return { ok: false, errors };

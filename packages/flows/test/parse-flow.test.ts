@@ -169,6 +169,7 @@ describe('parseFlow errors, each with its exact path', () => {
         'field_not_allowed',
         'executor_not_allowed',
         'invalid_executor_type',
+        'executor_type_not_allowed',
       ].sort(),
     );
   });

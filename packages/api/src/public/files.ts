@@ -4,6 +4,7 @@ import { deleteNamespaceFile, getNamespaceFile, listNamespaceFiles, putNamespace
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { checkFilePath, checkName } from './names';
+import { checkNamespaceRuleChange } from './namespace-rules';
 
 const rawBody = express.raw({ type: () => true, limit: '10mb' });
 
@@ -17,6 +18,7 @@ export function fileRoutes(ctx: PublicApiContext): Router {
     if (path === 'namespace.yaml') {
       const parsed = parseNamespaceConfig(content.toString('utf8'));
       if (!parsed.ok) return void res.status(422).json({ errors: parsed.errors });
+      await checkNamespaceRuleChange(ctx.store, res, namespace, content);
     }
     const { sha256 } = await putNamespaceFile(ctx.store, namespace, path, content);
     res.json({ namespace, path, size: content.length, sha256 });
@@ -38,6 +40,7 @@ export function fileRoutes(ctx: PublicApiContext): Router {
   router.delete('/namespaces/:ns/files/*path', async (req, res) => {
     const namespace = checkName('namespace', String(req.params.ns));
     const path = checkFilePath(req.params.path as unknown as string[]);
+    if (path === 'namespace.yaml') await checkNamespaceRuleChange(ctx.store, res, namespace, null);
     if (!(await deleteNamespaceFile(ctx.store, namespace, path)))
       throw new HttpError(404, 'not_found', `file ${namespace}/${path} not found`);
     res.status(204).end();

@@ -9,6 +9,7 @@ import {
   memoryQuantity,
   text,
 } from '../schemas';
+import { taskUser } from '../task-user';
 
 /** Processes that run an instance: claim task runs and start executors. */
 const INSTANCES = ['server', 'docker-executor', 'k8s-executor'] as const;
@@ -47,6 +48,15 @@ export const SLUICE_STANDBY_RUNNERS = defineVar({
   default: '1',
   description:
     'Runners the process executor keeps started and waiting for its next task run, so a claim skips the runner start-up; never more than the free process slots. 0 turns them off (default chosen by Sluice).',
+  apps: INSTANCES,
+});
+
+export const SLUICE_PROCESS_TASK_USER = defineVar({
+  name: 'SLUICE_PROCESS_TASK_USER',
+  schema: taskUser(),
+  default: 'nobody',
+  description:
+    'The user process tasks run as when this process is root: a name or uid[:gid], in a 0700 home of its own, out of reach of SLUICE_DATA_DIR (unknown: start fails; `root` keeps root). Not root: tasks share its user and what it can read; see docs/process-executor.md.',
   apps: INSTANCES,
 });
 

@@ -36,7 +36,8 @@ export function acceptsField(type: SelectableExecutorType, field: ExecutorField)
   return ACCEPTED_EXECUTOR_FIELDS[type].includes(field);
 }
 
-const ExecutorType = z.unknown().transform((value, ctx): SelectableExecutorType => {
+/** An executor `type`: process, docker or kubernetes (also the entries of namespace.yaml `allowed_executors`). */
+export const ExecutorType = z.unknown().transform((value, ctx): SelectableExecutorType => {
   if (SELECTABLE_EXECUTOR_TYPES.some((t) => t === value)) return value as SelectableExecutorType;
   coded(
     ctx,
