@@ -5,6 +5,7 @@ import {
   readNamespaceFile,
   type ExecutionDefinition,
   type ExecutionRecord,
+  type NamespaceKey,
   type Transaction,
 } from '@sluice/store';
 import { parseNamespaceConfig, type ExecutorBlock } from '@sluice/flows';
@@ -13,8 +14,8 @@ import { startWaitingExecutions, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
 import { pinSnapshot } from './snapshots';
 
-export interface CreateExecutionRequest {
-  namespace: string;
+/** The flow `flowId` of the namespace `namespace` of `workspace`: a flow of another workspace cannot be named. */
+export interface CreateExecutionRequest extends NamespaceKey {
   flowId: string;
   trigger?: 'api' | 'schedule' | 'subflow';
   /** The due time of a scheduled execution: at most one execution per flow and due time. */
@@ -23,8 +24,8 @@ export interface CreateExecutionRequest {
   inputs?: Record<string, unknown> | null;
 }
 
-async function namespaceExecutorDefaults(tx: Transaction, namespace: string): Promise<ExecutorBlock | null> {
-  const file = await readNamespaceFile(tx, namespace, 'namespace.yaml');
+async function namespaceExecutorDefaults(tx: Transaction, ns: NamespaceKey): Promise<ExecutorBlock | null> {
+  const file = await readNamespaceFile(tx, ns, 'namespace.yaml');
   if (!file) return null;
   const parsed = parseNamespaceConfig(file.toString('utf8'));
   // namespace.yaml is validated when it is written; an invalid one here predates validation.
@@ -42,16 +43,17 @@ export async function createExecutionIn(
   settings: EngineSettings,
   effects: ProgressEffects,
 ): Promise<ExecutionRecord | null> {
-  const flow = await getFlowForExecution(tx, req.namespace, req.flowId);
+  const ns: NamespaceKey = { workspace: req.workspace, namespace: req.namespace };
+  const flow = await getFlowForExecution(tx, ns, req.flowId);
   if (!flow) throw new NotFoundError(`flow ${req.namespace}/${req.flowId}`);
   const definition: ExecutionDefinition = {
     flow: flow.definition,
-    namespaceExecutor: await namespaceExecutorDefaults(tx, req.namespace),
+    namespaceExecutor: await namespaceExecutorDefaults(tx, ns),
   };
-  const snapshot = await pinSnapshot(tx, req.namespace, { flowId: req.flowId, source: flow.source });
+  const snapshot = await pinSnapshot(tx, ns, { flowId: req.flowId, source: flow.source });
   const created = await insertExecution(tx, {
     id: randomUUID(),
-    namespace: req.namespace,
+    ...ns,
     flowId: req.flowId,
     snapshotId: snapshot.id,
     definition,
@@ -60,6 +62,6 @@ export async function createExecutionIn(
     parentTaskRunId: req.parentTaskRunId ?? null,
     inputs: req.inputs ?? null,
   });
-  if (created) await startWaitingExecutions(tx, req.namespace, req.flowId, settings, effects);
+  if (created) await startWaitingExecutions(tx, ns, req.flowId, settings, effects);
   return created;
 }

@@ -82,7 +82,8 @@ export class RunnerService {
     };
     let env: Record<string, string>;
     try {
-      env = await resolveTaskEnv(store, keyring, execution.namespace, task.env);
+      // Keyed by the execution's workspace and namespace: a flow reaches only its own workspace's secrets.
+      env = await resolveTaskEnv(store, keyring, execution, task.env);
       for (const [name, value] of Object.entries(task.env ?? {})) {
         if (typeof value !== 'string') this.deps.onSecretResolved?.(env[name] ?? '');
       }

@@ -13,6 +13,9 @@ import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import { DEFAULT_ENGINE_SETTINGS, Engine, type EngineSettings } from '@sluice/engine';
 
+/** The workspace of the harness's flows. */
+export const WORKSPACE = 'w';
+
 export interface EngineHarness {
   db: TestDatabase;
   pool: Pool;
@@ -37,9 +40,10 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
       const parsed = parseFlow(yaml, { namespace, flowId });
       if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
       await pool.query(
-        `INSERT INTO flows (namespace, flow_id, source, definition) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (namespace, flow_id) DO UPDATE SET source = EXCLUDED.source, definition = EXCLUDED.definition`,
-        [namespace, flowId, yaml, JSON.stringify(parsed.flow)],
+        `INSERT INTO flows (workspace, namespace, flow_id, source, definition) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (workspace, namespace, flow_id)
+           DO UPDATE SET source = EXCLUDED.source, definition = EXCLUDED.definition`,
+        [WORKSPACE, namespace, flowId, yaml, JSON.stringify(parsed.flow)],
       );
     },
     // Consumers run first, as `sluice jobs` would have between two claims.
