@@ -21,7 +21,7 @@ export interface EngineHarness {
   pool: Pool;
   engine: Engine;
   queuedSignals: number;
-  storeFlow(flowId: string, yaml: string, namespace?: string): Promise<void>;
+  storeFlow(flowId: string, yaml: string, namespace?: string, workspace?: string): Promise<void>;
   claimAll(executorTypes?: Array<'process' | 'inline'>): Promise<ClaimedTaskRunRow[]>;
   runsOf(executionId: string): Promise<TaskRunRow[]>;
   close(): Promise<void>;
@@ -36,14 +36,14 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
     pool,
     queuedSignals: 0,
     engine: undefined as unknown as Engine,
-    async storeFlow(flowId, yaml, namespace = 'ns') {
+    async storeFlow(flowId, yaml, namespace = 'ns', workspace = WORKSPACE) {
       const parsed = parseFlow(yaml, { namespace, flowId });
       if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
       await pool.query(
         `INSERT INTO flows (workspace, namespace, flow_id, source, definition) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (workspace, namespace, flow_id)
            DO UPDATE SET source = EXCLUDED.source, definition = EXCLUDED.definition`,
-        [WORKSPACE, namespace, flowId, yaml, JSON.stringify(parsed.flow)],
+        [workspace, namespace, flowId, yaml, JSON.stringify(parsed.flow)],
       );
     },
     // Consumers run first, as `sluice jobs` would have between two claims.

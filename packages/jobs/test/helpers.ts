@@ -21,7 +21,7 @@ export interface JobsHarness {
   storeFlow(
     flowId: string,
     schedule: string | null,
-    options?: { updatedAt?: Date; pool?: string },
+    options?: { updatedAt?: Date; pool?: string; workspace?: string },
   ): Promise<void>;
   /** The database's clock truncated to a whole second. */
   dbSecond(): Promise<Date>;
@@ -58,7 +58,7 @@ export async function startJobsHarness(): Promise<JobsHarness> {
       await pool.query(
         `INSERT INTO flows (workspace, namespace, flow_id, source, definition, schedule, updated_at)
          VALUES ($6, 'ns', $1, $2, $3, $4, COALESCE($5, now()))`,
-        [flowId, yaml, JSON.stringify(parsed.flow), schedule, options.updatedAt ?? null, WORKSPACE],
+        [flowId, yaml, JSON.stringify(parsed.flow), schedule, options.updatedAt ?? null, options.workspace ?? WORKSPACE],
       );
     },
     async dbSecond() {
