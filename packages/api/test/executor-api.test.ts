@@ -240,7 +240,11 @@ describe('the executor protocol over HTTP', () => {
 
   it('a subflow task run starts its child execution once', async () => {
     const client = executorClient(api.url);
-    const parent = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'parent' });
+    const parent = await h.engine.createExecution({
+      workspace: WORKSPACE,
+      namespace: 'ns',
+      flowId: 'parent',
+    });
     const [run] = await client.claim({
       instanceId: 'exec-1',
       executorTypes: ['inline'],

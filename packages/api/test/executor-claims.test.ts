@@ -144,7 +144,9 @@ describe('wait-for-work', () => {
     const created: string[] = [];
     // Queue work until the long poll answers: the first execution may come before the poll reached the server.
     while (answer === undefined && created.length < 20) {
-      created.push((await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'wake' })).id);
+      created.push(
+        (await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'wake' })).id,
+      );
       await Promise.race([waiting, sleep(250)]);
     }
     expect(answer).toBe(true);
@@ -166,7 +168,9 @@ describe('the kubernetes per-pool limit', () => {
   it(`holds under concurrent claims from two instances (SLUICE_K8S_MAX_JOBS=${K8S_MAX_JOBS})`, async () => {
     const executions = [];
     for (let i = 0; i < 3; i++)
-      executions.push(await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'k8s' }));
+      executions.push(
+        await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'k8s' }),
+      );
     const total = 12;
     const seen = new Set<string>();
     const samples: number[] = [];

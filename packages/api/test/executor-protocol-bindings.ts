@@ -30,7 +30,11 @@ export async function executorProtocolBinding(kind: 'direct' | 'http'): Promise<
         lines.push(`  - id: t${i}`, '    type: command', '    command: ["true"]');
       const put = await putFlow(h, 'contract', flowId, lines.join('\n'));
       if (put.status !== 200) throw new Error(`put flow: ${put.status} ${put.text}`);
-      const execution = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'contract', flowId });
+      const execution = await h.engine.createExecution({
+        workspace: WORKSPACE,
+        namespace: 'contract',
+        flowId,
+      });
       const runs = await listTaskRunsOfExecution(h.pool, execution.id);
       return { executionId: execution.id, taskRunIds: runs.map((r) => r.id) };
     },

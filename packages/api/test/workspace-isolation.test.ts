@@ -109,9 +109,9 @@ const MATRIX: Record<string, () => Promise<void>> = {
     await expectSameAsMissing((id) => b.get(v1(`/task-runs/${id}/logs?follow=true`)), seeded.doneTaskRunId);
     await expectSameAsMissing((id) => bMember.get(v1(`/task-runs/${id}/logs`)), seeded.runningTaskRunId);
     // A reads its own.
-    expect(names((await aMember.get(v1(`/task-runs/${seeded.doneTaskRunId}/logs`))).body.lines, 'line')).toEqual([
-      'from-a log line',
-    ]);
+    expect(
+      names((await aMember.get(v1(`/task-runs/${seeded.doneTaskRunId}/logs`))).body.lines, 'line'),
+    ).toEqual(['from-a log line']);
   },
   'GET /api/v1/task-runs/:id/artifacts': async () => {
     await expectSameAsMissing((id) => b.get(v1(`/task-runs/${id}/artifacts`)), seeded.doneTaskRunId);
@@ -155,8 +155,8 @@ const MATRIX: Record<string, () => Promise<void>> = {
   },
   'PUT /api/v1/namespaces/:ns/secrets/:name': async () => {
     expect((await bMember.putSecret(ns('/secrets/shared'), 'nope')).status).toBe(403);
-    expect((await b.putSecret(ns('/secrets/shared'), 'from-b-again'))).toMatchObject({ status: 204 });
-    expect((await b.putSecret(ns('/secrets/only-a'), 'from-b-new'))).toMatchObject({ status: 204 });
+    expect(await b.putSecret(ns('/secrets/shared'), 'from-b-again')).toMatchObject({ status: 204 });
+    expect(await b.putSecret(ns('/secrets/only-a'), 'from-b-new')).toMatchObject({ status: 204 });
     expect((await b.delete(ns('/secrets/only-a'))).status).toBe(204);
   },
   'DELETE /api/v1/namespaces/:ns/secrets/:name': async () => {
@@ -197,11 +197,14 @@ describe('workspace isolation matrix', () => {
   });
 
   // Listed from the matrix so each route is its own test; the test above ties the two lists together.
-  it.each(Object.keys(MATRIX).sort())('%s: B reaches nothing of A, and nothing of A changes', async (route) => {
-    const before = await workspaceRows(h.pool, A);
-    await MATRIX[route]!();
-    expect(await workspaceRows(h.pool, A)).toEqual(before);
-  });
+  it.each(Object.keys(MATRIX).sort())(
+    '%s: B reaches nothing of A, and nothing of A changes',
+    async (route) => {
+      const before = await workspaceRows(h.pool, A);
+      await MATRIX[route]!();
+      expect(await workspaceRows(h.pool, A)).toEqual(before);
+    },
+  );
 
   it('A kept everything it stored', async () => {
     const rows = await workspaceRows(h.pool, A);

@@ -23,9 +23,14 @@ afterAll(() => h.close());
 
 const ns = (path: string) => `/api/v1/namespaces/${NS}${path}`;
 const usesSecret = (name: string) =>
-  ['tasks:', '  - id: a', '    type: command', '    command: ["true"]', `    env: { TOKEN: { secret: ${name} } }`, ''].join(
-    '\n',
-  );
+  [
+    'tasks:',
+    '  - id: a',
+    '    type: command',
+    '    command: ["true"]',
+    `    env: { TOKEN: { secret: ${name} } }`,
+    '',
+  ].join('\n');
 
 async function runAndClaim(who: Caller, flow: string) {
   const created = await who.post(ns(`/flows/${flow}/executions`));
@@ -53,7 +58,12 @@ describe('secrets of another workspace', () => {
     await h.engine.processPendingEvents();
     const view = await b.get(`/api/v1/executions/${executionId}`);
     const logs = await b.get(`/api/v1/task-runs/${run.row.id}/logs`);
-    const everything = [JSON.stringify(spec.body), JSON.stringify(view.body), JSON.stringify(logs.body), row?.error];
+    const everything = [
+      JSON.stringify(spec.body),
+      JSON.stringify(view.body),
+      JSON.stringify(logs.body),
+      row?.error,
+    ];
     expect(everything.join('\n')).not.toContain(VALUE_OF_A);
     expect(h.logs.join('\n')).not.toContain(VALUE_OF_A);
     const stored = await h.pool.query(

@@ -62,9 +62,9 @@ export async function seedWorkspaces(h: ApiHarness, a: Caller, b: Caller): Promi
     for (const file of ['shared.txt', 'dup.txt'])
       expect((await who.putFile(v1(`/namespaces/${NS}/files/${file}`), marker)).status).toBe(200);
     for (const secret of ['shared', 'dup'])
-      expect((await who.putSecret(v1(`/namespaces/${NS}/secrets/${secret}`), `${marker}-secret`)).status).toBe(
-        204,
-      );
+      expect(
+        (await who.putSecret(v1(`/namespaces/${NS}/secrets/${secret}`), `${marker}-secret`)).status,
+      ).toBe(204);
   }
   expect((await a.putYaml(v1(`/namespaces/${NS}/flows/only-a`), flowYaml('from-a'))).status).toBe(200);
   expect((await a.putFile(v1(`/namespaces/${NS}/files/only-a.txt`), 'from-a')).status).toBe(200);
@@ -147,10 +147,9 @@ export async function workspaceRows(pool: Pool, workspace: string): Promise<Reco
   };
   const out: Record<string, unknown> = {};
   for (const [table, sql] of Object.entries(queries)) {
-    const { rows } = await pool.query<{ row: unknown }>(
-      `SELECT to_jsonb(t) AS row FROM (${sql}) t`,
-      [workspace],
-    );
+    const { rows } = await pool.query<{ row: unknown }>(`SELECT to_jsonb(t) AS row FROM (${sql}) t`, [
+      workspace,
+    ]);
     out[table] = rows.map((r) => r.row);
   }
   return out;

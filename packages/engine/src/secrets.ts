@@ -1,4 +1,10 @@
-import { DEFAULT_WORKSPACE, putSealedSecret, readSealedSecrets, type NamespaceKey, type Queryable } from '@sluice/store';
+import {
+  DEFAULT_WORKSPACE,
+  putSealedSecret,
+  readSealedSecrets,
+  type NamespaceKey,
+  type Queryable,
+} from '@sluice/store';
 import type { SecretKeyring } from '@sluice/secrets';
 
 export class MissingSecretError extends Error {

@@ -39,12 +39,16 @@ describe('workspaces in the engine', () => {
     await h.engine.cancelExecution(theirs.id);
   });
 
-  it("a subflow task starts only a flow of its own workspace, whatever namespace it names", async () => {
+  it('a subflow task starts only a flow of its own workspace, whatever namespace it names', async () => {
     const subflow = (flow: string) =>
       ['tasks:', '  - id: sub', '    type: subflow', `    flow: ${flow}`, '    wait: false', ''].join('\n');
     await h.storeFlow('parent', subflow('etl/child'));
     await h.storeFlow('child', command('theirs'), 'etl', OTHER);
-    const parent = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'parent' });
+    const parent = await h.engine.createExecution({
+      workspace: WORKSPACE,
+      namespace: 'ns',
+      flowId: 'parent',
+    });
     const [run] = (await h.claimAll(['inline'])).filter((r) => r.executionId === parent.id);
     const req = { taskRunId: run!.id, fence: run!.fence, flow: 'etl/child', wait: false };
     await expect(h.engine.startSubflow(req)).rejects.toBeInstanceOf(NotFoundError);

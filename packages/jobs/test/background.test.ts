@@ -89,7 +89,11 @@ describe('background jobs', () => {
 
   it('fails a task run nobody heartbeats as lost, and the consumer ends its execution', async () => {
     await h.storeFlow('abandoned', null, { pool: 'abandoned' });
-    const execution = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'abandoned' });
+    const execution = await h.engine.createExecution({
+      workspace: WORKSPACE,
+      namespace: 'ns',
+      flowId: 'abandoned',
+    });
     const claimed: ClaimedTaskRunRow[] = await claimTaskRuns(h.pool, {
       ownerId: 'gone',
       executorTypes: ['process'],

@@ -58,7 +58,14 @@ export async function startJobsHarness(): Promise<JobsHarness> {
       await pool.query(
         `INSERT INTO flows (workspace, namespace, flow_id, source, definition, schedule, updated_at)
          VALUES ($6, 'ns', $1, $2, $3, $4, COALESCE($5, now()))`,
-        [flowId, yaml, JSON.stringify(parsed.flow), schedule, options.updatedAt ?? null, options.workspace ?? WORKSPACE],
+        [
+          flowId,
+          yaml,
+          JSON.stringify(parsed.flow),
+          schedule,
+          options.updatedAt ?? null,
+          options.workspace ?? WORKSPACE,
+        ],
       );
     },
     async dbSecond() {

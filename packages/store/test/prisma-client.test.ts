@@ -16,7 +16,13 @@ describe('createPrismaClient', () => {
 
   it('reads and writes the migrated tables through the pg adapter', async () => {
     await prisma.flow.create({
-      data: { workspace: 'w', namespace: 'team', flowId: 'hello', source: 'tasks: []', definition: { tasks: [] } },
+      data: {
+        workspace: 'w',
+        namespace: 'team',
+        flowId: 'hello',
+        source: 'tasks: []',
+        definition: { tasks: [] },
+      },
     });
     const flow = await prisma.flow.findUnique({
       where: { workspace_namespace_flowId: { workspace: 'w', namespace: 'team', flowId: 'hello' } },

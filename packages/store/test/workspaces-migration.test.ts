@@ -31,7 +31,9 @@ describe(`migration ${WORKSPACES_MIGRATION}`, () => {
   });
 
   it(`gives every existing namespace the workspace "${DEFAULT_WORKSPACE}", and a new workspace its own namespace of the same name`, async () => {
-    await c.query(`INSERT INTO flows (namespace, flow_id, source, definition) VALUES ('etl', 'f', 'y', '{}')`);
+    await c.query(
+      `INSERT INTO flows (namespace, flow_id, source, definition) VALUES ('etl', 'f', 'y', '{}')`,
+    );
     await c.query(
       `INSERT INTO namespace_files (namespace, path, content, sha256) VALUES ('etl', 'a.txt', 'x', 'x')`,
     );
@@ -61,7 +63,9 @@ describe(`migration ${WORKSPACES_MIGRATION}`, () => {
       `INSERT INTO executions (id, workspace, namespace, flow_id, definition, state, scheduled_for)
        VALUES (gen_random_uuid(), 'b', 'etl', 'f', '{}', 'QUEUED', '2026-01-01T00:00:00Z')`,
     );
-    const flows = await c.query(`SELECT workspace FROM flows WHERE namespace = 'etl' AND flow_id = 'f' ORDER BY 1`);
+    const flows = await c.query(
+      `SELECT workspace FROM flows WHERE namespace = 'etl' AND flow_id = 'f' ORDER BY 1`,
+    );
     expect(flows.rows).toEqual([{ workspace: 'b' }, { workspace: DEFAULT_WORKSPACE }]);
     await expect(
       c.query(

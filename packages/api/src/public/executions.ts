@@ -27,7 +27,11 @@ export { checkId };
  * workspace answers exactly as a missing one (docs/decisions.md §12).
  */
 async function callerExecution(ctx: PublicApiContext, res: Response, id: string): Promise<ExecutionRecord> {
-  const execution = await getExecutionInWorkspace(ctx.store, currentUser(res).workspace, checkId('execution', id));
+  const execution = await getExecutionInWorkspace(
+    ctx.store,
+    currentUser(res).workspace,
+    checkId('execution', id),
+  );
   if (!execution) throw new HttpError(404, 'not_found', `execution ${id} not found`);
   return execution;
 }

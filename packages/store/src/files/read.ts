@@ -24,11 +24,7 @@ export async function listNamespaceFiles(db: Queryable, ns: NamespaceKey): Promi
 }
 
 /** One file's content; null when there is none at `path`. */
-export async function getNamespaceFile(
-  store: Store,
-  ns: NamespaceKey,
-  path: string,
-): Promise<Buffer | null> {
+export async function getNamespaceFile(store: Store, ns: NamespaceKey, path: string): Promise<Buffer | null> {
   const file = await prismaOf(store).namespaceFile.findUnique({
     where: { workspace_namespace_path: { workspace: ns.workspace, namespace: ns.namespace, path } },
   });
