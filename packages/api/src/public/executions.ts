@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import {
   getExecutionInWorkspace,
   getOutputsOfExecution,
@@ -7,7 +7,6 @@ import {
   type ExecutionRecord,
   type TaskRunRow,
 } from '@sluice/store';
-import type { Response } from 'express';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { callerNamespace, checkName } from './names';
