@@ -10,8 +10,8 @@ export async function queueTaskRuns(url: string, count: number): Promise<void> {
   try {
     await pool.query('TRUNCATE executions CASCADE');
     await pool.query(
-      `INSERT INTO executions (id, namespace, flow_id, definition, state)
-       VALUES ('00000000-0000-4000-8000-000000000001', 'bench', 'bench', '{}', 'RUNNING')`,
+      `INSERT INTO executions (id, workspace, namespace, flow_id, definition, state)
+       VALUES ('00000000-0000-4000-8000-000000000001', 'bench', 'bench', 'bench', '{}', 'RUNNING')`,
     );
     await pool.query(
       `INSERT INTO task_runs (id, execution_id, task_id, attempt, max_attempts, state, executor_type, pool,

@@ -71,8 +71,8 @@ describe('three sluice jobs replicas on one database', () => {
     const parsed = parseFlow(yaml, { namespace: 'ns', flowId: 'tick' });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     const saved = await client.query<{ updated_at: Date }>(
-      `INSERT INTO flows (namespace, flow_id, source, definition, schedule)
-       VALUES ('ns', 'tick', $1, $2, $3) RETURNING updated_at`,
+      `INSERT INTO flows (workspace, namespace, flow_id, source, definition, schedule)
+       VALUES ('w', 'ns', 'tick', $1, $2, $3) RETURNING updated_at`,
       [yaml, JSON.stringify(parsed.flow), parsed.flow.schedule],
     );
     const savedAt = saved.rows[0]!.updated_at;

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { getTaskRun, listTaskRunsOfExecution } from '@sluice/store';
 import { INTERNAL_SECRET_HEADER } from '@sluice/protocol';
 import { EXECUTOR_BODY_LIMITS, RUNNER_BODY_LIMITS } from '../src/body-limits';
-import { claimWithToken, listen, putFlow, startApiHarness, type ApiHarness } from './harness';
+import { claimWithToken, listen, putFlow, startApiHarness, WORKSPACE, type ApiHarness } from './harness';
 
 /**
  * issue 12: a request body is read only after its caller is authenticated,
@@ -168,7 +168,7 @@ describe('an authenticated body over its route limit', () => {
   const tooLarge = { error: { code: 'payload_too_large' } };
 
   it('runner result and logs: 413, and the task run neither ends nor gets a line', async () => {
-    await h.engine.createExecution({ namespace: 'ns', flowId: 'one' });
+    await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'one' });
     const [claimed] = await claimWithToken(h);
     const { row, token } = claimed!;
     const path = (what: string) => `/internal/v1/runner/task-runs/${row.id}/${what}`;
@@ -237,7 +237,11 @@ describe('an authenticated body over its route limit', () => {
   });
 
   it('executor claim over its limit: 413, and nothing is claimed', async () => {
-    const execution = await h.engine.createExecution({ namespace: 'ns', flowId: 'one' });
+    const execution = await h.engine.createExecution({
+      workspace: WORKSPACE,
+      namespace: 'ns',
+      flowId: 'one',
+    });
     const claim = await request(h.internalApp)
       .post('/internal/v1/executor/claim')
       .set(INTERNAL_SECRET_HEADER, EXECUTOR_TOKEN)

@@ -10,7 +10,7 @@ import {
   executorPaths,
   StaleFenceError,
 } from '@sluice/protocol';
-import { listen, putFlow, startApiHarness, type ApiHarness } from './harness';
+import { listen, putFlow, startApiHarness, WORKSPACE, type ApiHarness } from './harness';
 import { EXECUTOR_TOKEN, executorClient, flowYaml, rawCall, stateOf, taskRunsOf } from './executor-helpers';
 
 let h: ApiHarness;
@@ -55,7 +55,7 @@ const instanceCount = async (id: string) =>
 
 describe('the internal secret', () => {
   it('a call without X-Internal-Secret is 401 with a JSON error and claims nothing', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'auth' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'auth' });
     const [run] = await taskRunsOf(h.pool, ex.id);
     const res = await rawCall(api.url, executorPaths.claim(), { body: claimBody('auth') });
     expect(res.status).toBe(401);
@@ -65,7 +65,7 @@ describe('the internal secret', () => {
   });
 
   it('a wrong secret is 401 before the body is read, and registers and claims nothing', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'auth' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'auth' });
     const [run] = await taskRunsOf(h.pool, ex.id);
     const wrong = 'not-the-token-at-all';
     const garbled = await rawCall(api.url, executorPaths.claim(), { secret: wrong, body: '{not json' });
@@ -96,7 +96,7 @@ describe('the internal secret', () => {
   });
 
   it('a server with an empty PIPELINE_EXECUTOR_API_TOKEN refuses every call, even with the right secret', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'auth' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'auth' });
     const good = executorClient(api.url);
     const [claimed] = await good.claim({ ...claimBody('auth'), executorTypes: ['process'] });
     expect(claimed).toBeDefined();
@@ -146,7 +146,7 @@ describe('the executor protocol over HTTP', () => {
     const instance = await h.pool.query('SELECT version, pools FROM instances WHERE id = $1', ['exec-1']);
     expect(instance.rows[0]).toEqual({ version: '1.2.3', pools: ['main'] });
 
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'main' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'main' });
     const runs = await client.claim({ ...claimBody('main'), executorTypes: ['process'] });
     expect(runs.map((r) => [r.executionId, r.taskId])).toEqual([[ex.id, 't0']]);
     const run = runs[0]!;
@@ -240,7 +240,11 @@ describe('the executor protocol over HTTP', () => {
 
   it('a subflow task run starts its child execution once', async () => {
     const client = executorClient(api.url);
-    const parent = await h.engine.createExecution({ namespace: 'ns', flowId: 'parent' });
+    const parent = await h.engine.createExecution({
+      workspace: WORKSPACE,
+      namespace: 'ns',
+      flowId: 'parent',
+    });
     const [run] = await client.claim({
       instanceId: 'exec-1',
       executorTypes: ['inline'],

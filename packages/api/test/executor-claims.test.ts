@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { databaseNow, deleteExpiredBatch } from '@sluice/store';
 import { executorPaths, IDEMPOTENCY_KEY_HEADER, type ClaimedTaskRun } from '@sluice/protocol';
-import { listen, putFlow, startApiHarness, type ApiHarness } from './harness';
+import { listen, putFlow, startApiHarness, WORKSPACE, type ApiHarness } from './harness';
 import { EXECUTOR_TOKEN, executorClient, flowYaml, rawCall, stateOf, taskRunsOf } from './executor-helpers';
 
 const K8S_MAX_JOBS = 3;
@@ -45,7 +45,7 @@ const activeKubernetesRuns = async () =>
 
 describe('idempotent claims', () => {
   it('a claim repeated with its Idempotency-Key returns the same task runs and claims nothing more', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'pair' });
     const body = { instanceId: 'exec-1', executorTypes: ['process'], pools: ['idem'], limit: 1 };
     const first = await claimWithKey('key-1', body);
     expect(first).toHaveLength(1);
@@ -70,7 +70,7 @@ describe('idempotent claims', () => {
   });
 
   it('twins with one key at once (a retry while the first call still runs) get the same task runs', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'pair' });
     const body = { instanceId: 'exec-1', executorTypes: ['process'], pools: ['idem'], limit: 1 };
     const [a, b] = await Promise.all([claimWithKey('twin-key', body), claimWithKey('twin-key', body)]);
     expect(a).toHaveLength(1);
@@ -85,13 +85,13 @@ describe('idempotent claims', () => {
     expect(await claimWithKey('empty-key', body)).toEqual([]);
     const records = await h.pool.query("SELECT 1 FROM executor_claims WHERE idempotency_key = 'empty-key'");
     expect(records.rowCount).toBe(0);
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'pair' });
     expect(await claimWithKey('empty-key', body)).toHaveLength(1);
     await h.engine.cancelExecution(ex.id);
   });
 
   it('the client retries a claim whose answer was lost with the same key, and gets the same task runs', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'pair' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'pair' });
     const keys: string[] = [];
     let dropped = false;
     // The first claim reaches the server and is applied, but its answer is lost on the way back.
@@ -144,7 +144,9 @@ describe('wait-for-work', () => {
     const created: string[] = [];
     // Queue work until the long poll answers: the first execution may come before the poll reached the server.
     while (answer === undefined && created.length < 20) {
-      created.push((await h.engine.createExecution({ namespace: 'ns', flowId: 'wake' })).id);
+      created.push(
+        (await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'wake' })).id,
+      );
       await Promise.race([waiting, sleep(250)]);
     }
     expect(answer).toBe(true);
@@ -166,7 +168,9 @@ describe('the kubernetes per-pool limit', () => {
   it(`holds under concurrent claims from two instances (SLUICE_K8S_MAX_JOBS=${K8S_MAX_JOBS})`, async () => {
     const executions = [];
     for (let i = 0; i < 3; i++)
-      executions.push(await h.engine.createExecution({ namespace: 'ns', flowId: 'k8s' }));
+      executions.push(
+        await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'k8s' }),
+      );
     const total = 12;
     const seen = new Set<string>();
     const samples: number[] = [];
@@ -204,7 +208,7 @@ describe('the kubernetes per-pool limit', () => {
   });
 
   it('a repeated claim in a limited pool returns the same task runs', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'k8s' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'k8s' });
     const body = { instanceId: 'k8s-a', executorTypes: ['kubernetes'], pools: ['kube'], limit: 2 };
     const first = await claimWithKey('kube-key', body);
     expect(first).toHaveLength(2);

@@ -3,7 +3,7 @@ import { getTaskRun, listInstances, listTaskRunsOfExecution, readLogs } from '@s
 import type { ExecutorProtocol } from '@sluice/protocol';
 import type { ExecutorProtocolBinding } from '@sluice/testing';
 import { EXECUTOR_TOKEN, executorClient } from './executor-helpers';
-import { listen, putFlow, startApiHarness } from './harness';
+import { listen, putFlow, startApiHarness, WORKSPACE } from './harness';
 
 /**
  * The two bindings of the executor contract, each over a server side of its
@@ -30,7 +30,11 @@ export async function executorProtocolBinding(kind: 'direct' | 'http'): Promise<
         lines.push(`  - id: t${i}`, '    type: command', '    command: ["true"]');
       const put = await putFlow(h, 'contract', flowId, lines.join('\n'));
       if (put.status !== 200) throw new Error(`put flow: ${put.status} ${put.text}`);
-      const execution = await h.engine.createExecution({ namespace: 'contract', flowId });
+      const execution = await h.engine.createExecution({
+        workspace: WORKSPACE,
+        namespace: 'contract',
+        flowId,
+      });
       const runs = await listTaskRunsOfExecution(h.pool, execution.id);
       return { executionId: execution.id, taskRunIds: runs.map((r) => r.id) };
     },

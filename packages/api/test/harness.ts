@@ -11,6 +11,8 @@ import { startHttpServer, type RunningHttpServer } from '@sluice/observability';
 import type { Express } from 'express';
 
 export const JWT_SECRET = 'api-test-secret-0123456789';
+/** The workspace of the harness's admin and member tokens. */
+export const WORKSPACE = 'w';
 
 export interface ApiHarness {
   db: TestDatabase;
@@ -73,8 +75,8 @@ export async function startApiHarness(
     engine,
     publicApp,
     internalApp,
-    adminToken: await createUserToken(JWT_SECRET, { user: 'ada', workspace: 'w', role: 'admin' }),
-    memberToken: await createUserToken(JWT_SECRET, { user: 'bob', workspace: 'w', role: 'member' }),
+    adminToken: await createUserToken(JWT_SECRET, { user: 'ada', workspace: WORKSPACE, role: 'admin' }),
+    memberToken: await createUserToken(JWT_SECRET, { user: 'bob', workspace: WORKSPACE, role: 'member' }),
     logs,
     close: async () => {
       await store.close();

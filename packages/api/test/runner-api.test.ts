@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createRunToken } from '@sluice/auth';
 import { getTaskRun, listTaskRunsOfExecution } from '@sluice/store';
-import { startApiHarness, putFlow, claimWithToken, JWT_SECRET, type ApiHarness } from './harness';
+import { startApiHarness, putFlow, claimWithToken, JWT_SECRET, WORKSPACE, type ApiHarness } from './harness';
 
 let h: ApiHarness;
 beforeAll(async () => {
@@ -30,7 +30,7 @@ const runnerPath = (id: string, what: string) => `/internal/v1/runner/task-runs/
 
 describe('runner API tokens', () => {
   it("task run A's token cannot read task run B; an expired or revoked token is 401", async () => {
-    await h.engine.createExecution({ namespace: 'ns', flowId: 'two' });
+    await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'two' });
     const claimed = await claimWithToken(h);
     expect(claimed).toHaveLength(2);
     const [a, b] = claimed as [(typeof claimed)[0], (typeof claimed)[0]];
@@ -74,7 +74,7 @@ describe('runner API tokens', () => {
 
 describe('secrets', () => {
   it('reach only the runner spec, never the stored task run or the public API', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'two' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'two' });
     const claimed = await claimWithToken(h);
     const a = claimed.find((c) => c.row.taskId === 'a')!;
     const spec = await request(h.internalApp)
@@ -109,7 +109,7 @@ describe('secrets', () => {
       .delete('/api/v1/namespaces/ns/secrets/api-token')
       .set('Authorization', `Bearer ${h.adminToken}`)
       .expect(204);
-    await h.engine.createExecution({ namespace: 'ns', flowId: 'two' });
+    await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'two' });
     const a = (await claimWithToken(h)).find((c) => c.row.taskId === 'a')!;
     const spec = await request(h.internalApp)
       .get(runnerPath(a.row.id, 'spec'))
@@ -131,7 +131,7 @@ describe('secrets', () => {
 
 describe('watchdog and fencing', () => {
   it('fails a silent task run as lost, retries it as attempt 2, and refuses the zombie with 409', async () => {
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'two' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'two' });
     const claimed = await claimWithToken(h);
     const b = claimed.find((c) => c.row.taskId === 'b')!;
     // Its heartbeats stopped a minute ago.

@@ -5,6 +5,7 @@ import {
   readNamespaceFile,
   type ExecutionDefinition,
   type ExecutionRecord,
+  type NamespaceKey,
   type Transaction,
 } from '@sluice/store';
 import { assertExecutorTypesAllowed, parseNamespaceConfig, type NamespaceConfig } from '@sluice/flows';
@@ -13,8 +14,8 @@ import { startWaitingExecutions, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
 import { pinSnapshot } from './snapshots';
 
-export interface CreateExecutionRequest {
-  namespace: string;
+/** The flow `flowId` of the namespace `namespace` of `workspace`: a flow of another workspace cannot be named. */
+export interface CreateExecutionRequest extends NamespaceKey {
   flowId: string;
   trigger?: 'api' | 'schedule' | 'subflow';
   /** The due time of a scheduled execution: at most one execution per flow and due time. */
@@ -23,8 +24,8 @@ export interface CreateExecutionRequest {
   inputs?: Record<string, unknown> | null;
 }
 
-async function namespaceConfigOf(tx: Transaction, namespace: string): Promise<NamespaceConfig | null> {
-  const file = await readNamespaceFile(tx, namespace, 'namespace.yaml');
+async function namespaceConfigOf(tx: Transaction, ns: NamespaceKey): Promise<NamespaceConfig | null> {
+  const file = await readNamespaceFile(tx, ns, 'namespace.yaml');
   if (!file) return null;
   const parsed = parseNamespaceConfig(file.toString('utf8'));
   // namespace.yaml is validated when it is written; an invalid one here predates validation.
@@ -42,19 +43,20 @@ export async function createExecutionIn(
   settings: EngineSettings,
   effects: ProgressEffects,
 ): Promise<ExecutionRecord | null> {
-  const flow = await getFlowForExecution(tx, req.namespace, req.flowId);
+  const ns: NamespaceKey = { workspace: req.workspace, namespace: req.namespace };
+  const flow = await getFlowForExecution(tx, ns, req.flowId);
   if (!flow) throw new NotFoundError(`flow ${req.namespace}/${req.flowId}`);
-  const namespaceConfig = await namespaceConfigOf(tx, req.namespace);
+  const namespaceConfig = await namespaceConfigOf(tx, ns);
   // namespace.yaml allowed_executors (docs/decisions.md §13): a 422 before anything is stored.
   assertExecutorTypesAllowed(flow.definition, namespaceConfig, req.namespace);
   const definition: ExecutionDefinition = {
     flow: flow.definition,
     namespaceExecutor: namespaceConfig?.defaults?.executor ?? null,
   };
-  const snapshot = await pinSnapshot(tx, req.namespace, { flowId: req.flowId, source: flow.source });
+  const snapshot = await pinSnapshot(tx, ns, { flowId: req.flowId, source: flow.source });
   const created = await insertExecution(tx, {
     id: randomUUID(),
-    namespace: req.namespace,
+    ...ns,
     flowId: req.flowId,
     snapshotId: snapshot.id,
     definition,
@@ -63,6 +65,6 @@ export async function createExecutionIn(
     parentTaskRunId: req.parentTaskRunId ?? null,
     inputs: req.inputs ?? null,
   });
-  if (created) await startWaitingExecutions(tx, req.namespace, req.flowId, settings, effects);
+  if (created) await startWaitingExecutions(tx, ns, req.flowId, settings, effects);
   return created;
 }

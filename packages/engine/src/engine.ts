@@ -77,6 +77,7 @@ export class Engine {
     if (!created) return null;
     this.deps.log.info('execution created', {
       executionId: created.id,
+      workspace: req.workspace,
       namespace: req.namespace,
       flowId: req.flowId,
       trigger: req.trigger ?? 'api',

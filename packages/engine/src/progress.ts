@@ -8,6 +8,7 @@ import {
   lockQueuedExecutionsOfFlow,
   setExecutionState,
   type ExecutionRecord,
+  type NamespaceKey,
   type TaskRunRow,
   type Transaction,
 } from '@sluice/store';
@@ -30,17 +31,17 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
  */
 export async function startWaitingExecutions(
   tx: Transaction,
-  namespace: string,
+  ns: NamespaceKey,
   flowId: string,
   settings: EngineSettings,
   effects: ProgressEffects,
 ): Promise<void> {
-  await lockFlowForConcurrency(tx, namespace, flowId);
-  const candidates = await lockQueuedExecutionsOfFlow(tx, namespace, flowId, 1000);
+  await lockFlowForConcurrency(tx, ns, flowId);
+  const candidates = await lockQueuedExecutionsOfFlow(tx, ns, flowId, 1000);
   if (candidates.length === 0) return;
   let free = Number.POSITIVE_INFINITY;
   const limit = candidates[0]!.definition.flow.concurrency;
-  if (limit !== undefined) free = limit - (await countRunningExecutionsOfFlow(tx, namespace, flowId));
+  if (limit !== undefined) free = limit - (await countRunningExecutionsOfFlow(tx, ns, flowId));
   for (const execution of candidates) {
     if (free <= 0) break;
     free -= 1;
@@ -84,7 +85,7 @@ export async function settleExecution(
   await setExecutionState(tx, execution.id, state);
   await emitEvent(tx, { kind: 'execution.ended', payload: { executionId: execution.id } });
   effects.eventsEmitted = true;
-  await startWaitingExecutions(tx, execution.namespace, execution.flowId, settings, effects);
+  await startWaitingExecutions(tx, execution, execution.flowId, settings, effects);
 }
 
 /**

@@ -84,7 +84,8 @@ export class RunnerService {
     // The resolved secret values, so the runner masks them in all it sends back (docs/secrets.md).
     const secretValues: string[] = [];
     try {
-      env = await resolveTaskEnv(store, keyring, execution.namespace, task.env);
+      // Keyed by the execution's workspace and namespace: a flow reaches only its own workspace's secrets.
+      env = await resolveTaskEnv(store, keyring, execution, task.env);
       for (const [name, value] of Object.entries(task.env ?? {})) {
         if (typeof value === 'string') continue;
         const resolved = env[name] ?? '';

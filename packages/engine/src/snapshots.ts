@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import { insertSnapshot, readNamespaceFiles, type Queryable } from '@sluice/store';
+import { insertSnapshot, readNamespaceFiles, type NamespaceKey, type Queryable } from '@sluice/store';
 
 export interface SnapshotEntry {
   path: string;
@@ -47,10 +47,10 @@ export interface PinnedSnapshot {
  */
 export async function pinSnapshot(
   db: Queryable,
-  namespace: string,
+  ns: NamespaceKey,
   flow: { flowId: string; source: string },
 ): Promise<PinnedSnapshot> {
-  const files = await readNamespaceFiles(db, namespace);
+  const files = await readNamespaceFiles(db, ns);
   const flowPath = `flows/${flow.flowId}.yaml`;
   const entries: SnapshotEntry[] = files
     .filter((f) => f.path !== flowPath)

@@ -34,12 +34,21 @@ export async function startSubflowIn(
   if (parent.fence !== req.fence || (parent.state !== 'STARTING' && parent.state !== 'RUNNING')) {
     throw new StaleFenceError(req.taskRunId, req.fence);
   }
+  // A flow reference names a namespace at most, never a workspace: the child
+  // runs in the parent's workspace, and a flow of another one cannot be started.
   const [namespace, flowId] = req.flow.includes('/')
     ? (req.flow.split('/', 2) as [string, string])
     : [parentExecution.namespace, req.flow];
   const child = await createExecutionIn(
     tx,
-    { namespace, flowId, trigger: 'subflow', parentTaskRunId: parent.id, inputs: req.inputs },
+    {
+      workspace: parentExecution.workspace,
+      namespace,
+      flowId,
+      trigger: 'subflow',
+      parentTaskRunId: parent.id,
+      inputs: req.inputs,
+    },
     settings,
     effects,
   );

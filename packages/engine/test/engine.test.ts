@@ -1,6 +1,6 @@
 import { getExecution } from '@sluice/engine';
 import { claimTaskRuns, setOutputs } from '@sluice/store';
-import { startEngine, succeed, type EngineHarness } from './harness';
+import { startEngine, succeed, WORKSPACE, type EngineHarness } from './harness';
 
 let h: EngineHarness;
 beforeAll(async () => {
@@ -30,7 +30,7 @@ tasks:
 describe('execution engine', () => {
   it('runs a DAG: dependents queue when their dependencies succeed, templates are rendered, the execution succeeds', async () => {
     await h.storeFlow('dag', DAG);
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'dag' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'dag' });
     expect(ex.state).toBe('RUNNING');
     expect(ex.snapshotId).toMatch(/^[0-9a-f]{64}$/);
 
@@ -59,7 +59,7 @@ describe('execution engine', () => {
 
   it('a completion repeated by its holder changes nothing the second time', async () => {
     await h.storeFlow('one', 'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n');
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'one' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'one' });
     const [a] = await h.claimAll();
     expect((await succeed(h, a!)).applied).toBe(true);
     expect((await succeed(h, a!)).applied).toBe(false);
@@ -71,7 +71,7 @@ describe('execution engine', () => {
       'retry',
       'retry: { max_attempts: 2 }\ntasks:\n  - id: a\n    type: command\n    command: ["false"]\n  - id: b\n    type: command\n    command: ["true"]\n    depends_on: [a]\n',
     );
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'retry' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'retry' });
     const [a1] = await h.claimAll();
     await succeed(h, a1!, 3);
     const [a2] = await h.claimAll();
@@ -93,7 +93,7 @@ describe('execution engine', () => {
         'r',
         'retry: { max_attempts: 3, backoff: 60s }\ntasks:\n  - id: a\n    type: command\n    command: ["false"]\n',
       );
-      const ex = await slow.engine.createExecution({ namespace: 'ns', flowId: 'r' });
+      const ex = await slow.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'r' });
       const [a1] = await slow.claimAll();
       await succeed(slow, a1!, 1);
       expect(await slow.claimAll()).toEqual([]);
@@ -109,7 +109,7 @@ describe('execution engine', () => {
       .map((id) => `  - id: ${id}\n    type: command\n    command: ["true"]\n`)
       .join('');
     await h.storeFlow('wide', `max_parallel: 2\ntasks:\n${tasks}`);
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'wide' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'wide' });
     const first = await h.claimAll();
     expect(first).toHaveLength(2);
     await succeed(h, first[0]!);
@@ -127,8 +127,8 @@ describe('execution engine', () => {
       'solo',
       'concurrency: 1\ntasks:\n  - id: a\n    type: command\n    command: ["true"]\n',
     );
-    const first = await h.engine.createExecution({ namespace: 'ns', flowId: 'solo' });
-    const second = await h.engine.createExecution({ namespace: 'ns', flowId: 'solo' });
+    const first = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'solo' });
+    const second = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'solo' });
     expect(first.state).toBe('RUNNING');
     expect(second.state).toBe('QUEUED');
     const [a] = await h.claimAll();
@@ -145,7 +145,7 @@ describe('execution engine', () => {
       'two',
       'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n  - id: b\n    type: command\n    command: ["true"]\n',
     );
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'two' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'two' });
     // Claim only a: b stays queued, so the cancel ends it at once, and a is asked to stop.
     const [a] = await claimTaskRuns(h.pool, {
       ownerId: 't',
@@ -173,7 +173,7 @@ describe('execution engine', () => {
       'tmpl',
       'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n  - id: b\n    type: command\n    command: ["echo", "{{ outputs.a.missing }}"]\n    depends_on: [a]\n',
     );
-    const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'tmpl' });
+    const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'tmpl' });
     const [a] = await h.claimAll();
     await succeed(h, a!);
     const b = (await h.runsOf(ex.id)).find((r) => r.taskId === 'b');
@@ -184,13 +184,14 @@ describe('execution engine', () => {
 
   it('pins identical namespace content as one snapshot', async () => {
     await h.storeFlow('snap', 'tasks:\n  - id: a\n    type: command\n    command: ["true"]\n');
-    const one = await h.engine.createExecution({ namespace: 'ns', flowId: 'snap' });
-    const two = await h.engine.createExecution({ namespace: 'ns', flowId: 'snap' });
+    const one = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'snap' });
+    const two = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'snap' });
     expect(one.snapshotId).toBe(two.snapshotId);
     await h.pool.query(
-      `INSERT INTO namespace_files (namespace, path, content, sha256) VALUES ('ns', 'data.csv', 'x', 'x')`,
+      `INSERT INTO namespace_files (workspace, namespace, path, content, sha256) VALUES ($1, 'ns', 'data.csv', 'x', 'x')`,
+      [WORKSPACE],
     );
-    const three = await h.engine.createExecution({ namespace: 'ns', flowId: 'snap' });
+    const three = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'snap' });
     expect(three.snapshotId).not.toBe(one.snapshotId);
   });
 });

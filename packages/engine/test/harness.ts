@@ -13,12 +13,15 @@ import { SecretKeyring } from '@sluice/secrets';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import { DEFAULT_ENGINE_SETTINGS, Engine, type EngineSettings } from '@sluice/engine';
 
+/** The workspace of the harness's flows. */
+export const WORKSPACE = 'w';
+
 export interface EngineHarness {
   db: TestDatabase;
   pool: Pool;
   engine: Engine;
   queuedSignals: number;
-  storeFlow(flowId: string, yaml: string, namespace?: string): Promise<void>;
+  storeFlow(flowId: string, yaml: string, namespace?: string, workspace?: string): Promise<void>;
   claimAll(executorTypes?: Array<'process' | 'inline'>): Promise<ClaimedTaskRunRow[]>;
   runsOf(executionId: string): Promise<TaskRunRow[]>;
   close(): Promise<void>;
@@ -33,13 +36,14 @@ export async function startEngine(settings: Partial<EngineSettings> = {}): Promi
     pool,
     queuedSignals: 0,
     engine: undefined as unknown as Engine,
-    async storeFlow(flowId, yaml, namespace = 'ns') {
+    async storeFlow(flowId, yaml, namespace = 'ns', workspace = WORKSPACE) {
       const parsed = parseFlow(yaml, { namespace, flowId });
       if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
       await pool.query(
-        `INSERT INTO flows (namespace, flow_id, source, definition) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (namespace, flow_id) DO UPDATE SET source = EXCLUDED.source, definition = EXCLUDED.definition`,
-        [namespace, flowId, yaml, JSON.stringify(parsed.flow)],
+        `INSERT INTO flows (workspace, namespace, flow_id, source, definition) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (workspace, namespace, flow_id)
+           DO UPDATE SET source = EXCLUDED.source, definition = EXCLUDED.definition`,
+        [workspace, namespace, flowId, yaml, JSON.stringify(parsed.flow)],
       );
     },
     // Consumers run first, as `sluice jobs` would have between two claims.

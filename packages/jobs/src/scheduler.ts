@@ -50,7 +50,9 @@ interface DueTime {
   at: Date;
 }
 
-const flowKey = (f: Pick<ScheduledFlow, 'namespace' | 'flowId'>) => `${f.namespace}/${f.flowId}`;
+/** workspace/namespace/flow: same-name flows of two workspaces are two flows. */
+const flowKey = (f: Pick<ScheduledFlow, 'workspace' | 'namespace' | 'flowId'>) =>
+  `${f.workspace}/${f.namespace}/${f.flowId}`;
 
 function dueTimes(flows: ScheduledFlow[], now: Date, perFlow: number, log: JobsLog): DueTime[] {
   const due: DueTime[] = [];
@@ -93,7 +95,9 @@ async function createDue(
       break;
     }
     try {
+      // In the flow's own workspace: the scheduler runs installation-wide.
       const execution = await options.engine.createExecution({
+        workspace: flow.workspace,
         namespace: flow.namespace,
         flowId: flow.flowId,
         trigger: 'schedule',
@@ -119,7 +123,7 @@ async function createDue(
  * due time since its latest scheduled execution (or since it was saved), up
  * to now, while the capacity limit allows. Only the replica holding the
  * advisory lock runs it; the others answer `ran: false`. The unique index on
- * (namespace, flow_id, scheduled_for) is what guarantees one execution per
+ * (workspace, namespace, flow_id, scheduled_for) is what guarantees one execution per
  * due time, even if two cycles ever raced; the lock only spares the work.
  */
 export async function runSchedulerCycle(options: SchedulerCycleOptions): Promise<SchedulerCycleResult> {

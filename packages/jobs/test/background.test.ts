@@ -4,7 +4,7 @@ import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { createMetrics } from '@sluice/observability';
 import { startBackgroundJobs, type BackgroundJobs } from '../src/background';
 import { eventually, silentLogger } from '@sluice/testing';
-import { startJobsHarness, type JobsHarness } from './helpers';
+import { startJobsHarness, WORKSPACE, type JobsHarness } from './helpers';
 
 const scheduling: SchedulingSettings = {
   schedulerInterval: 100,
@@ -56,7 +56,7 @@ describe('background jobs', () => {
   /** What a server does for a user: create an execution, then its runner claims and finishes the task run. */
   async function runManually(flowId: string): Promise<string> {
     await h.storeFlow(flowId, null, { pool: flowId });
-    const execution = await h.engine.createExecution({ namespace: 'ns', flowId });
+    const execution = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId });
     const [run] = await claimTaskRuns(h.pool, {
       ownerId: 'test',
       executorTypes: ['process'],
@@ -89,7 +89,11 @@ describe('background jobs', () => {
 
   it('fails a task run nobody heartbeats as lost, and the consumer ends its execution', async () => {
     await h.storeFlow('abandoned', null, { pool: 'abandoned' });
-    const execution = await h.engine.createExecution({ namespace: 'ns', flowId: 'abandoned' });
+    const execution = await h.engine.createExecution({
+      workspace: WORKSPACE,
+      namespace: 'ns',
+      flowId: 'abandoned',
+    });
     const claimed: ClaimedTaskRunRow[] = await claimTaskRuns(h.pool, {
       ownerId: 'gone',
       executorTypes: ['process'],

@@ -4,6 +4,9 @@ import { DEFAULT_ENGINE_SETTINGS, Engine } from '@sluice/engine';
 import { parseFlow } from '@sluice/flows';
 import { createTestDatabase, silentLogger, type TestDatabase } from '@sluice/testing';
 
+/** The workspace of the harness's flows. */
+export const WORKSPACE = 'w';
+
 export interface JobsHarness {
   db: TestDatabase;
   pool: Pool;
@@ -18,7 +21,7 @@ export interface JobsHarness {
   storeFlow(
     flowId: string,
     schedule: string | null,
-    options?: { updatedAt?: Date; pool?: string },
+    options?: { updatedAt?: Date; pool?: string; workspace?: string },
   ): Promise<void>;
   /** The database's clock truncated to a whole second. */
   dbSecond(): Promise<Date>;
@@ -53,9 +56,16 @@ export async function startJobsHarness(): Promise<JobsHarness> {
       const parsed = parseFlow(yaml, { namespace: 'ns', flowId });
       if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
       await pool.query(
-        `INSERT INTO flows (namespace, flow_id, source, definition, schedule, updated_at)
-         VALUES ('ns', $1, $2, $3, $4, COALESCE($5, now()))`,
-        [flowId, yaml, JSON.stringify(parsed.flow), schedule, options.updatedAt ?? null],
+        `INSERT INTO flows (workspace, namespace, flow_id, source, definition, schedule, updated_at)
+         VALUES ($6, 'ns', $1, $2, $3, $4, COALESCE($5, now()))`,
+        [
+          flowId,
+          yaml,
+          JSON.stringify(parsed.flow),
+          schedule,
+          options.updatedAt ?? null,
+          options.workspace ?? WORKSPACE,
+        ],
       );
     },
     async dbSecond() {

@@ -35,8 +35,9 @@ describe('retention', () => {
     const taskRunId = randomUUID();
     const ended = options.endedDaysAgo === null ? null : new Date(Date.now() - options.endedDaysAgo * DAY);
     await h.pool.query(
-      `INSERT INTO executions (id, namespace, flow_id, definition, state, started_at, ended_at, parent_task_run_id)
-       VALUES ($1, 'ns', 'f', '{}', $2, now() - interval '60 days', $3, $4)`,
+      `INSERT INTO executions (id, workspace, namespace, flow_id, definition, state, started_at, ended_at,
+                               parent_task_run_id)
+       VALUES ($1, 'w', 'ns', 'f', '{}', $2, now() - interval '60 days', $3, $4)`,
       [executionId, options.state, ended, options.parentTaskRunId ?? null],
     );
     await h.pool.query(

@@ -129,6 +129,24 @@ describe('scheduler', () => {
     expect(log.lines).toContainEqual({ level: 'warn', message: 'flow schedule skipped' });
   });
 
+  it("starts each scheduled execution in its flow's own workspace; same-name flows of two workspaces each get theirs", async () => {
+    const now = await h.dbSecond();
+    const before = new Date(now.getTime() - 2000);
+    await h.storeFlow('nightly', EVERY_SECOND, { updatedAt: before, workspace: 'ws-a' });
+    await h.storeFlow('nightly', EVERY_SECOND, { updatedAt: before, workspace: 'ws-b' });
+
+    expect(await cycle({ now })).toMatchObject({ ran: true, created: 4, alreadyExisted: 0, failed: 0 });
+    const r = await h.pool.query<{ workspace: string; n: number }>(
+      `SELECT workspace, count(*)::int AS n FROM executions WHERE flow_id = 'nightly' GROUP BY 1 ORDER BY 1`,
+    );
+    expect(r.rows).toEqual([
+      { workspace: 'ws-a', n: 2 },
+      { workspace: 'ws-b', n: 2 },
+    ]);
+    // The next cycle owes neither anything: each workspace's due times are its own.
+    expect(await cycle({ now })).toMatchObject({ created: 0, alreadyExisted: 0 });
+  });
+
   it('runs cycles on an interval until stopped', async () => {
     const now = await h.dbSecond();
     await h.storeFlow('interval', EVERY_SECOND, { updatedAt: new Date(now.getTime() - 2000) });

@@ -36,6 +36,7 @@ export {
   type TransactionScope,
 } from './handle';
 export * from './migrate';
+export * from './workspaces';
 export * from './rows';
 export * from './errors';
 export * from './task-runs/claim';

@@ -18,7 +18,8 @@ import {
 export async function seedExecution(pool: Pool): Promise<string> {
   const id = randomUUID();
   await pool.query(
-    `INSERT INTO executions (id, namespace, flow_id, definition, state) VALUES ($1, 'ns', 'flow', '{}', 'RUNNING')`,
+    `INSERT INTO executions (id, workspace, namespace, flow_id, definition, state)
+     VALUES ($1, 'w', 'ns', 'flow', '{}', 'RUNNING')`,
     [id],
   );
   return id;

@@ -16,10 +16,16 @@ describe('createPrismaClient', () => {
 
   it('reads and writes the migrated tables through the pg adapter', async () => {
     await prisma.flow.create({
-      data: { namespace: 'team', flowId: 'hello', source: 'tasks: []', definition: { tasks: [] } },
+      data: {
+        workspace: 'w',
+        namespace: 'team',
+        flowId: 'hello',
+        source: 'tasks: []',
+        definition: { tasks: [] },
+      },
     });
     const flow = await prisma.flow.findUnique({
-      where: { namespace_flowId: { namespace: 'team', flowId: 'hello' } },
+      where: { workspace_namespace_flowId: { workspace: 'w', namespace: 'team', flowId: 'hello' } },
     });
     expect(flow).toMatchObject({
       namespace: 'team',

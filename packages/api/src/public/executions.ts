@@ -1,9 +1,15 @@
-import { Router } from 'express';
-import { getOutputsOfExecution, listTaskRunsOfExecution, servedPools, type TaskRunRow } from '@sluice/store';
-import { getExecution } from '@sluice/engine';
+import { Router, type Response } from 'express';
+import {
+  getExecutionInWorkspace,
+  getOutputsOfExecution,
+  listTaskRunsOfExecution,
+  servedPools,
+  type ExecutionRecord,
+  type TaskRunRow,
+} from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
-import { checkName } from './names';
+import { callerNamespace, checkName } from './names';
 import { currentUser } from '../user-auth';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -14,6 +20,20 @@ function checkId(kind: string, id: string): string {
 }
 
 export { checkId };
+
+/**
+ * The execution `id` if it belongs to the caller's workspace. One of another
+ * workspace answers exactly as a missing one (docs/decisions.md §12).
+ */
+async function callerExecution(ctx: PublicApiContext, res: Response, id: string): Promise<ExecutionRecord> {
+  const execution = await getExecutionInWorkspace(
+    ctx.store,
+    currentUser(res).workspace,
+    checkId('execution', id),
+  );
+  if (!execution) throw new HttpError(404, 'not_found', `execution ${id} not found`);
+  return execution;
+}
 
 function taskRunView(
   run: TaskRunRow,
@@ -48,16 +68,15 @@ export function executionRoutes(ctx: PublicApiContext): Router {
   const router = Router();
 
   router.post('/namespaces/:ns/flows/:flow/executions', async (req, res) => {
-    const namespace = checkName('namespace', String(req.params.ns));
+    const ns = callerNamespace(req, res);
     const flowId = checkName('flow', String(req.params.flow));
-    const execution = await ctx.engine.createExecution({ namespace, flowId, trigger: 'api' });
+    const execution = await ctx.engine.createExecution({ ...ns, flowId, trigger: 'api' });
     res.status(201).json({ id: execution.id, state: execution.state });
   });
 
   router.get('/executions/:id', async (req, res) => {
-    const id = checkId('execution', String(req.params.id));
-    const execution = await getExecution(ctx.store, id);
-    if (!execution) throw new HttpError(404, 'not_found', `execution ${id} not found`);
+    const execution = await callerExecution(ctx, res, String(req.params.id));
+    const id = execution.id;
     const [runs, served, outputs] = await Promise.all([
       listTaskRunsOfExecution(ctx.store, id),
       servedPools(ctx.store, ctx.executorSilenceTimeoutMs),
@@ -66,6 +85,7 @@ export function executionRoutes(ctx: PublicApiContext): Router {
     const servedSet = new Set(served.map((s) => `${s.executorType}\0${s.pool}`));
     res.json({
       id: execution.id,
+      workspace: execution.workspace,
       namespace: execution.namespace,
       flowId: execution.flowId,
       state: execution.state,
@@ -83,7 +103,7 @@ export function executionRoutes(ctx: PublicApiContext): Router {
   });
 
   router.post('/executions/:id/cancel', async (req, res) => {
-    const id = checkId('execution', String(req.params.id));
+    const { id } = await callerExecution(ctx, res, String(req.params.id));
     const execution = await ctx.engine.cancelExecution(id);
     ctx.log.info('execution cancel requested', { executionId: id, user: currentUser(res).user });
     res.status(202).json({ id: execution.id, state: execution.state, cancelRequested: true });

@@ -1,5 +1,8 @@
+import type { Request, Response } from 'express';
 import { filePathProblem, nameProblem } from '@sluice/flows';
+import type { NamespaceKey } from '@sluice/store';
 import { HttpError } from '../http-errors';
+import { currentUser } from '../user-auth';
 
 /**
  * Namespace, flow and secret names. Express has percent-decoded the route
@@ -22,4 +25,14 @@ export function checkFilePath(segments: string[] | string): string {
   const problem = filePathProblem(path);
   if (problem) throw new HttpError(400, problem.code, problem.message);
   return path;
+}
+
+/**
+ * The route's `:ns` as the caller's namespace: that name inside the caller's
+ * workspace (docs/decisions.md §12), so another workspace's namespace of the
+ * same name is never reached.
+ */
+export function callerNamespace(req: Request, res: Response): NamespaceKey {
+  const namespace = checkName('namespace', String(req.params.ns));
+  return { workspace: currentUser(res).workspace, namespace };
 }

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { isDeepStrictEqual } from 'node:util';
 import { parseNamespaceConfig } from '@sluice/flows';
-import { getNamespaceFile, type Store } from '@sluice/store';
+import { getNamespaceFile, type NamespaceKey, type Store } from '@sluice/store';
 import { HttpError } from '../http-errors';
 import { currentUser } from '../user-auth';
 
@@ -19,7 +19,7 @@ async function allowedExecutors(content: Buffer | null): Promise<unknown> {
 export async function checkNamespaceRuleChange(
   store: Store,
   res: Response,
-  namespace: string,
+  namespace: NamespaceKey,
   next: Buffer | null,
 ): Promise<void> {
   if (currentUser(res).role === 'admin') return;

@@ -5,7 +5,7 @@ import { deleteSecret, listSecretNames } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { requireUser } from '../user-auth';
-import { checkName } from './names';
+import { callerNamespace, checkName } from './names';
 
 const SecretBody = z
   .object({
@@ -16,35 +16,38 @@ const SecretBody = z
   })
   .strict();
 
-/** Namespace secrets: write and delete only. No call ever returns a value; only the runner API resolves them. */
+/**
+ * Namespace secrets: write, delete and list names, each by an admin of the
+ * namespace's workspace. No call ever returns a value; only the runner API
+ * resolves them.
+ */
 export function secretRoutes(ctx: PublicApiContext): Router {
   const router = Router();
   const admin = requireUser(ctx.jwtSecret, 'admin');
 
   router.put('/namespaces/:ns/secrets/:name', admin, express.json({ limit: '128kb' }), async (req, res) => {
-    const namespace = checkName('namespace', String(req.params.ns));
+    const ns = callerNamespace(req, res);
     const name = checkName('secret', String(req.params.name));
     const body = SecretBody.safeParse(req.body);
     if (!body.success)
       throw new HttpError(400, 'invalid_request', 'the body must be {"value": "<non-empty string>"}');
-    await putSecret(ctx.store, ctx.keyring, namespace, name, body.data.value);
-    ctx.log.info('secret stored', { namespace, secret: name });
+    await putSecret(ctx.store, ctx.keyring, ns, name, body.data.value);
+    ctx.log.info('secret stored', { ...ns, secret: name });
     res.status(204).end();
   });
 
   router.delete('/namespaces/:ns/secrets/:name', admin, async (req, res) => {
-    const namespace = checkName('namespace', String(req.params.ns));
+    const ns = callerNamespace(req, res);
     const name = checkName('secret', String(req.params.name));
-    if (!(await deleteSecret(ctx.store, namespace, name))) {
-      throw new HttpError(404, 'not_found', `secret ${namespace}/${name} not found`);
+    if (!(await deleteSecret(ctx.store, ns, name))) {
+      throw new HttpError(404, 'not_found', `secret ${ns.namespace}/${name} not found`);
     }
-    ctx.log.info('secret deleted', { namespace, secret: name });
+    ctx.log.info('secret deleted', { ...ns, secret: name });
     res.status(204).end();
   });
 
-  router.get('/namespaces/:ns/secrets', async (req, res) => {
-    const namespace = checkName('namespace', String(req.params.ns));
-    res.json({ secrets: await listSecretNames(ctx.store, namespace) });
+  router.get('/namespaces/:ns/secrets', admin, async (req, res) => {
+    res.json({ secrets: await listSecretNames(ctx.store, callerNamespace(req, res)) });
   });
 
   return router;

@@ -1,8 +1,16 @@
 import { Router, type Response } from 'express';
-import { getArtifact, getTaskRun, listArtifacts, readLogs } from '@sluice/store';
+import {
+  getArtifact,
+  getTaskRun,
+  getTaskRunInWorkspace,
+  listArtifacts,
+  readLogs,
+  type TaskRunRow,
+} from '@sluice/store';
 import { isTerminalTaskRunState } from '@sluice/protocol';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
+import { currentUser } from '../user-auth';
 import { checkId } from './executions';
 
 const FOLLOW_POLL_MS = 250;
@@ -49,13 +57,22 @@ async function followLogs(
   res.end();
 }
 
+/**
+ * The task run `id` if its execution belongs to the caller's workspace; one
+ * of another workspace answers exactly as a missing one (docs/decisions.md §12).
+ */
+async function callerTaskRun(ctx: PublicApiContext, res: Response, id: string): Promise<TaskRunRow> {
+  const run = await getTaskRunInWorkspace(ctx.store, currentUser(res).workspace, checkId('task run', id));
+  if (!run) throw new HttpError(404, 'not_found', `task run ${id} not found`);
+  return run;
+}
+
 export function taskRunRoutes(ctx: PublicApiContext): Router {
   const router = Router();
 
   router.get('/task-runs/:id/logs', async (req, res) => {
-    const id = checkId('task run', String(req.params.id));
-    const run = await getTaskRun(ctx.store, id);
-    if (!run) throw new HttpError(404, 'not_found', `task run ${id} not found`);
+    const run = await callerTaskRun(ctx, res, String(req.params.id));
+    const id = run.id;
     const after = intParam(req.query.after, 'after', 0, Number.MAX_SAFE_INTEGER);
     if (req.query.follow === 'true' || req.query.follow === '1') return followLogs(ctx, id, after, res);
     const limit = intParam(req.query.limit, 'limit', 1000, 10_000);
@@ -69,13 +86,12 @@ export function taskRunRoutes(ctx: PublicApiContext): Router {
   });
 
   router.get('/task-runs/:id/artifacts', async (req, res) => {
-    const id = checkId('task run', String(req.params.id));
-    if (!(await getTaskRun(ctx.store, id))) throw new HttpError(404, 'not_found', `task run ${id} not found`);
+    const { id } = await callerTaskRun(ctx, res, String(req.params.id));
     res.json({ artifacts: await listArtifacts(ctx.store, id) });
   });
 
   router.get('/task-runs/:id/artifacts/*name', async (req, res) => {
-    const id = checkId('task run', String(req.params.id));
+    const { id } = await callerTaskRun(ctx, res, String(req.params.id));
     const name = (req.params.name as unknown as string[]).join('/');
     const artifact = await getArtifact(ctx.store, id, name);
     if (!artifact) throw new HttpError(404, 'not_found', `artifact ${name} of task run ${id} not found`);

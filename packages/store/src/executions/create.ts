@@ -5,10 +5,10 @@ import {
   type ExecutionDefinition,
   type ExecutionRecord,
 } from './rows';
+import type { NamespaceKey } from '../workspaces';
 
-export interface NewExecution {
+export interface NewExecution extends NamespaceKey {
   id: string;
-  namespace: string;
   flowId: string;
   snapshotId: string;
   definition: ExecutionDefinition;
@@ -24,13 +24,14 @@ export async function insertExecution(db: Queryable, e: NewExecution): Promise<E
   // the same time inserts nothing and answers null.
   const r = await query<ExecutionDbRow>(
     db,
-    `INSERT INTO executions (id, namespace, flow_id, snapshot_id, definition, state, trigger, scheduled_for,
-                             parent_task_run_id, inputs)
-     VALUES ($1, $2, $3, $4, $5, 'QUEUED', $6, $7, $8, $9)
-     ON CONFLICT (namespace, flow_id, scheduled_for) DO NOTHING
+    `INSERT INTO executions (id, workspace, namespace, flow_id, snapshot_id, definition, state, trigger,
+                             scheduled_for, parent_task_run_id, inputs)
+     VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED', $7, $8, $9, $10)
+     ON CONFLICT (workspace, namespace, flow_id, scheduled_for) DO NOTHING
      RETURNING *`,
     [
       e.id,
+      e.workspace,
       e.namespace,
       e.flowId,
       e.snapshotId,

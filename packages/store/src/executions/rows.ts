@@ -12,6 +12,8 @@ export interface ExecutionDefinition {
 
 export interface ExecutionRecord {
   id: string;
+  /** Its flow's workspace (docs/decisions.md §12). */
+  workspace: string;
   namespace: string;
   flowId: string;
   snapshotId: string | null;
@@ -32,6 +34,7 @@ export interface ExecutionRecord {
 /** An executions row as pg returns it. */
 export interface ExecutionDbRow {
   id: string;
+  workspace: string;
   namespace: string;
   flow_id: string;
   snapshot_id: string | null;
@@ -51,6 +54,7 @@ export interface ExecutionDbRow {
 export function toExecutionRecord(r: ExecutionDbRow): ExecutionRecord {
   return {
     id: r.id,
+    workspace: r.workspace,
     namespace: r.namespace,
     flowId: r.flow_id,
     snapshotId: r.snapshot_id,

@@ -1,4 +1,5 @@
 import { prismaOf, query, type Queryable, type Store } from '../handle';
+import type { NamespaceKey } from '../workspaces';
 
 export interface NamespaceFileInfo {
   path: string;
@@ -8,11 +9,11 @@ export interface NamespaceFileInfo {
 }
 
 /** The files of a namespace without their content, by path. */
-export async function listNamespaceFiles(db: Queryable, namespace: string): Promise<NamespaceFileInfo[]> {
+export async function listNamespaceFiles(db: Queryable, ns: NamespaceKey): Promise<NamespaceFileInfo[]> {
   const r = await query<{ path: string; sha256: string; size: number; updated_at: Date }>(
     db,
-    'SELECT path, sha256, octet_length(content) AS size, updated_at FROM namespace_files WHERE namespace = $1 ORDER BY path',
-    [namespace],
+    'SELECT path, sha256, octet_length(content) AS size, updated_at FROM namespace_files WHERE workspace = $1 AND namespace = $2 ORDER BY path',
+    [ns.workspace, ns.namespace],
   );
   return r.rows.map((row) => ({
     path: row.path,
@@ -23,13 +24,9 @@ export async function listNamespaceFiles(db: Queryable, namespace: string): Prom
 }
 
 /** One file's content; null when there is none at `path`. */
-export async function getNamespaceFile(
-  store: Store,
-  namespace: string,
-  path: string,
-): Promise<Buffer | null> {
+export async function getNamespaceFile(store: Store, ns: NamespaceKey, path: string): Promise<Buffer | null> {
   const file = await prismaOf(store).namespaceFile.findUnique({
-    where: { namespace_path: { namespace, path } },
+    where: { workspace_namespace_path: { workspace: ns.workspace, namespace: ns.namespace, path } },
   });
   return file ? Buffer.from(file.content) : null;
 }
@@ -37,13 +34,13 @@ export async function getNamespaceFile(
 /** One file's content, by SQL so it also runs inside a transaction; null when there is none. */
 export async function readNamespaceFile(
   db: Queryable,
-  namespace: string,
+  ns: NamespaceKey,
   path: string,
 ): Promise<Buffer | null> {
   const r = await query<{ content: Buffer }>(
     db,
-    'SELECT content FROM namespace_files WHERE namespace = $1 AND path = $2',
-    [namespace, path],
+    'SELECT content FROM namespace_files WHERE workspace = $1 AND namespace = $2 AND path = $3',
+    [ns.workspace, ns.namespace, path],
   );
   return r.rows[0]?.content ?? null;
 }
@@ -51,12 +48,12 @@ export async function readNamespaceFile(
 /** Every file of a namespace with its content (what a snapshot bundles). */
 export async function readNamespaceFiles(
   db: Queryable,
-  namespace: string,
+  ns: NamespaceKey,
 ): Promise<Array<{ path: string; content: Buffer }>> {
   const r = await query<{ path: string; content: Buffer }>(
     db,
-    'SELECT path, content FROM namespace_files WHERE namespace = $1',
-    [namespace],
+    'SELECT path, content FROM namespace_files WHERE workspace = $1 AND namespace = $2',
+    [ns.workspace, ns.namespace],
   );
   return r.rows;
 }

@@ -1,7 +1,9 @@
 import type { Flow } from '@sluice/flows';
 import { prismaOf, query, type Queryable, type Store } from '../handle';
+import type { NamespaceKey } from '../workspaces';
 
 export interface FlowRow {
+  workspace: string;
   namespace: string;
   flowId: string;
   source: string;
@@ -11,30 +13,35 @@ export interface FlowRow {
   updatedAt: Date;
 }
 
-export async function getFlow(store: Store, namespace: string, flowId: string): Promise<FlowRow | null> {
-  const row = await prismaOf(store).flow.findUnique({ where: { namespace_flowId: { namespace, flowId } } });
+export async function getFlow(store: Store, ns: NamespaceKey, flowId: string): Promise<FlowRow | null> {
+  const row = await prismaOf(store).flow.findUnique({
+    where: { workspace_namespace_flowId: { workspace: ns.workspace, namespace: ns.namespace, flowId } },
+  });
   return row ? { ...row, definition: row.definition as unknown } : null;
 }
 
 /** The flows of a namespace, by id. */
 export async function listFlows(
   store: Store,
-  namespace: string,
+  ns: NamespaceKey,
 ): Promise<Array<{ flowId: string; schedule: string | null; updatedAt: Date }>> {
-  const rows = await prismaOf(store).flow.findMany({ where: { namespace }, orderBy: { flowId: 'asc' } });
+  const rows = await prismaOf(store).flow.findMany({
+    where: { workspace: ns.workspace, namespace: ns.namespace },
+    orderBy: { flowId: 'asc' },
+  });
   return rows.map((r) => ({ flowId: r.flowId, schedule: r.schedule, updatedAt: r.updatedAt }));
 }
 
 /** What an execution pins of its flow: the source and the validated definition (also inside a transaction). */
 export async function getFlowForExecution(
   db: Queryable,
-  namespace: string,
+  ns: NamespaceKey,
   flowId: string,
 ): Promise<{ source: string; definition: Flow } | null> {
   const r = await query<{ source: string; definition: Flow }>(
     db,
-    'SELECT source, definition FROM flows WHERE namespace = $1 AND flow_id = $2',
-    [namespace, flowId],
+    'SELECT source, definition FROM flows WHERE workspace = $1 AND namespace = $2 AND flow_id = $3',
+    [ns.workspace, ns.namespace, flowId],
   );
   return r.rows[0] ?? null;
 }

@@ -1,8 +1,8 @@
 import { prismaOf, type Store } from '../handle';
+import type { NamespaceKey } from '../workspaces';
 import type { FlowRow } from './read';
 
-export interface FlowWrite {
-  namespace: string;
+export interface FlowWrite extends NamespaceKey {
   flowId: string;
   /** The YAML as the user sent it. */
   source: string;
@@ -13,7 +13,7 @@ export interface FlowWrite {
 
 /** Creates or replaces a flow; updated_at moves to now (the scheduler owes due times after it). */
 export async function upsertFlow(store: Store, flow: FlowWrite): Promise<FlowRow> {
-  const { namespace, flowId } = flow;
+  const { workspace, namespace, flowId } = flow;
   const data = {
     source: flow.source,
     definition: flow.definition,
@@ -21,15 +21,17 @@ export async function upsertFlow(store: Store, flow: FlowWrite): Promise<FlowRow
     updatedAt: new Date(),
   };
   const row = await prismaOf(store).flow.upsert({
-    where: { namespace_flowId: { namespace, flowId } },
-    create: { namespace, flowId, ...data },
+    where: { workspace_namespace_flowId: { workspace, namespace, flowId } },
+    create: { workspace, namespace, flowId, ...data },
     update: data,
   });
   return { ...row, definition: row.definition as unknown };
 }
 
 /** False when there was no such flow. */
-export async function deleteFlow(store: Store, namespace: string, flowId: string): Promise<boolean> {
-  const r = await prismaOf(store).flow.deleteMany({ where: { namespace, flowId } });
+export async function deleteFlow(store: Store, ns: NamespaceKey, flowId: string): Promise<boolean> {
+  const r = await prismaOf(store).flow.deleteMany({
+    where: { workspace: ns.workspace, namespace: ns.namespace, flowId },
+  });
   return r.count > 0;
 }

@@ -9,6 +9,25 @@ export async function getTaskRun(db: Queryable, id: string): Promise<TaskRunRow 
   return rows[0] ? toTaskRunRow(rows[0]) : null;
 }
 
+/**
+ * The task run as a user of `workspace` may see it (through its execution's
+ * workspace): null when there is none or it belongs to another workspace.
+ */
+export async function getTaskRunInWorkspace(
+  db: Queryable,
+  workspace: string,
+  id: string,
+): Promise<TaskRunRow | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await query(
+    db,
+    `SELECT t.* FROM task_runs t JOIN executions e ON e.id = t.execution_id
+     WHERE t.id = $1 AND e.workspace = $2`,
+    [id, workspace],
+  );
+  return rows[0] ? toTaskRunRow(rows[0]) : null;
+}
+
 /** In the order tasks were queued, attempts of one task together. */
 export async function listTaskRunsOfExecution(db: Queryable, executionId: string): Promise<TaskRunRow[]> {
   if (!isUuid(executionId)) return [];
