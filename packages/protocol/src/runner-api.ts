@@ -113,7 +113,7 @@ export const ResultRequest = FencedRequest.extend({
    * retry cannot change (a snapshot it must not extract): the task run ends
    * with this reason and is not retried. A server that predates it ignores it.
    */
-  reason: z.enum(['invalid_task']).nullable().default(null),
+  reason: z.enum(['invalid_task']).optional(),
 });
 export type ResultRequest = z.infer<typeof ResultRequest>;
 export const ResultResponse = z.object({ state: z.string() });

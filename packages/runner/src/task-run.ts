@@ -271,8 +271,9 @@ export class TaskRun {
           ? `timed out after ${this.spec.timeoutMs} ms`
           : null;
     if (!outcome.started) {
-      const reason = stoppedBy ? null : (outcome.reason ?? null);
-      return { request: { exitCode: null, stoppedBy, error: outcome.error || stopped, reason }, exitCode: 1 };
+      const request: ResultInput = { exitCode: null, stoppedBy, error: outcome.error || stopped };
+      if (outcome.reason && !stoppedBy) request.reason = outcome.reason;
+      return { request, exitCode: 1 };
     }
     const { code, signal } = outcome.exit;
     let exitCode: number;
