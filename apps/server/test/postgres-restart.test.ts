@@ -85,6 +85,8 @@ interface Running {
   /** /ready of every process that reaches the database. */
   readyUrls: string[];
   processes: Record<string, AppProcess>;
+  /** `fast`: an operator's restart (sessions ended cleanly); `immediate`: a crash, recovered on start. */
+  stopMode: 'fast' | 'immediate';
 }
 
 async function restartUnderLoad(t: Running): Promise<void> {
@@ -118,7 +120,7 @@ async function restartUnderLoad(t: Running): Promise<void> {
   );
   expect(await readyAll()).toEqual(t.readyUrls.map(() => 200));
 
-  await pg.stopPostgres('fast');
+  await pg.stopPostgres(t.stopMode);
   const downSince = Date.now();
   const duringOutage: Array<Array<number | null>> = [];
   while (Date.now() - downSince < OUTAGE_MS) {
@@ -193,13 +195,14 @@ test('standalone: a PostgreSQL restart mid-run loses no task run and no log line
       publicUrl: server.publicUrl,
       readyUrls: [`${server.internalUrl}/ready`],
       processes: { server },
+      stopMode: 'fast',
     });
   } finally {
     await server.stop();
   }
 }, 240_000);
 
-test('distributed: server and jobs reconnect after a PostgreSQL restart', async () => {
+test('distributed: server and jobs reconnect after PostgreSQL crashed and restarted', async () => {
   const databaseUrl = await createDatabase('distributed');
   const processes: Record<string, AppProcess> = {};
   try {
@@ -213,6 +216,7 @@ test('distributed: server and jobs reconnect after a PostgreSQL restart', async 
       publicUrl: server.publicUrl,
       readyUrls: [`${server.internalUrl}/ready`, `${jobsInternalUrl(jobs)}/ready`],
       processes,
+      stopMode: 'immediate',
     });
   } finally {
     for (const p of Object.values(processes).reverse()) await p.stop();

@@ -49,7 +49,13 @@ export interface RestartablePostgres extends TestPostgres {
   startPostgres(): Promise<void>;
 }
 
-async function startDebian(binDir: string): Promise<RestartablePostgres> {
+/**
+ * `durableCommits`: a commit is acknowledged only once its WAL is written, so
+ * an immediate stop (a crash) loses nothing acknowledged. Off for the shared
+ * test server (faster); fsync stays off either way, which only matters if the
+ * machine itself goes down.
+ */
+async function startDebian(binDir: string, durableCommits = false): Promise<RestartablePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-pg-'));
   const isRoot = process.getuid?.() === 0;
   const user = isRoot ? 'postgres' : null;
@@ -67,7 +73,7 @@ async function startDebian(binDir: string): Promise<RestartablePostgres> {
   ]);
   // Chosen once: a restart comes back on the port the clients know.
   const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durableCommits ? 'on' : 'off'} -c full_page_writes=off -c max_connections=400`;
   const pgCtl = join(binDir, 'pg_ctl');
   const start = async (): Promise<void> =>
     runAs(user, pgCtl, ['-D', data, '-w', '-l', join(dir, 'log'), '-o', opts, 'start']);
@@ -149,7 +155,7 @@ async function startEmbedded(): Promise<RestartablePostgres> {
  */
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
   const binDir = debianBinDir();
-  return binDir ? startDebian(binDir) : startEmbedded();
+  return binDir ? startDebian(binDir, true) : startEmbedded();
 }
 
 /**
