@@ -1,5 +1,6 @@
 import { getExecution, RunnerService } from '@sluice/engine';
 import { ResultRequest } from '@sluice/protocol';
+import { getTaskRun, type TaskRunRow } from '@sluice/store';
 import { startEngine, type EngineHarness } from './harness';
 
 /*
@@ -15,6 +16,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** What the runner API hands RunnerService after authenticating the run token. */
+async function principalOf(id: string): Promise<{ taskRun: TaskRunRow; fence: number }> {
+  const taskRun = await getTaskRun(h.pool, id);
+  if (!taskRun) throw new Error(`no task run ${id}`);
+  return { taskRun, fence: taskRun.fence };
+}
+
 const FLOW = 'retry: { max_attempts: 3 }\ntasks:\n  - id: a\n    type: command\n    command: ["true"]\n';
 
 it('a result with reason invalid_task fails the task run once, without a retry', async () => {
@@ -23,7 +31,7 @@ it('a result with reason invalid_task fails the task run once, without a retry',
   const [a] = await h.claimAll();
   const runner = new RunnerService(h.engine);
   const state = await runner.result(
-    { taskRun: a!, fence: a!.fence },
+    await principalOf(a!.id),
     ResultRequest.parse({
       fence: a!.fence,
       exitCode: null,
@@ -46,7 +54,7 @@ it('the same result without the reason is an exit_code failure and is retried', 
   const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'plain' });
   const [a] = await h.claimAll();
   await new RunnerService(h.engine).result(
-    { taskRun: a!, fence: a!.fence },
+    await principalOf(a!.id),
     ResultRequest.parse({ fence: a!.fence, exitCode: null, error: 'snapshot: not available' }),
   );
   const [retry] = await h.claimAll();
