@@ -120,6 +120,8 @@ async function restartUnderLoad(t: Running): Promise<void> {
   );
   expect(await readyAll()).toEqual(t.readyUrls.map(() => 200));
 
+  // Two more, created just before the stop: their claim, spec, snapshot and start meet the outage.
+  for (const flow of ['count-fast', 'count-slow']) ids.push(await api.run('etl', flow));
   await pg.stopPostgres(t.stopMode);
   const downSince = Date.now();
   const duringOutage: Array<Array<number | null>> = [];
