@@ -101,7 +101,12 @@ export async function afterTaskRunEnded(
 ): Promise<void> {
   const execution = await lockExecution(tx, run.executionId);
   if (!execution || TERMINAL.has(execution.state)) return;
-  const retryable = run.state === 'FAILED' && run.reason !== 'cancelled' && !execution.cancelRequested;
+  // invalid_task: the task cannot run as given, so every attempt would fail the same way.
+  const retryable =
+    run.state === 'FAILED' &&
+    run.reason !== 'cancelled' &&
+    run.reason !== 'invalid_task' &&
+    !execution.cancelRequested;
   if (retryable && run.attempt < run.maxAttempts) {
     const task = execution.definition.flow.tasks.find((t) => t.id === run.taskId);
     // Events arrive at least once: a retry queued by an earlier delivery is not queued again.

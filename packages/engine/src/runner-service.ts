@@ -195,9 +195,12 @@ export class RunnerService {
             { state: 'FAILED' as const, reason: 'error' as const }
           : req.stoppedBy === 'timeout'
             ? { state: 'FAILED' as const, reason: 'timeout' as const }
-            : req.exitCode === 0
-              ? { state: 'SUCCEEDED' as const, reason: null }
-              : { state: 'FAILED' as const, reason: 'exit_code' as const };
+            : req.reason === 'invalid_task'
+              ? // Refused before it started (a snapshot it must not extract): not worth another attempt.
+                { state: 'FAILED' as const, reason: 'invalid_task' as const }
+              : req.exitCode === 0
+                ? { state: 'SUCCEEDED' as const, reason: null }
+                : { state: 'FAILED' as const, reason: 'exit_code' as const };
     const done = await this.engine.finishTaskRun({
       ...base,
       ...outcome,

@@ -108,6 +108,12 @@ export const ResultRequest = FencedRequest.extend({
   /** Set when the runner stopped the task on a cancel or its own timeout. */
   stoppedBy: z.enum(['cancel', 'timeout']).nullable().default(null),
   error: z.string().max(8192).nullable().default(null),
+  /**
+   * Set when the runner refused the task before starting it for a reason a
+   * retry cannot change (a snapshot it must not extract): the task run ends
+   * with this reason and is not retried. A server that predates it ignores it.
+   */
+  reason: z.enum(['invalid_task']).optional(),
 });
 export type ResultRequest = z.infer<typeof ResultRequest>;
 export const ResultResponse = z.object({ state: z.string() });

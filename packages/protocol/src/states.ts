@@ -21,6 +21,8 @@ export const TaskRunReason = z.enum([
   'pod_crash',
   'no_instance_for_pool',
   'error',
+  // The task cannot run as given (e.g. a snapshot the runner refuses): deterministic, so never retried.
+  'invalid_task',
 ]);
 export type TaskRunReason = z.infer<typeof TaskRunReason>;
 

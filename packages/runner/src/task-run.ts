@@ -8,7 +8,7 @@ import { LineSplitter } from './line-splitter';
 import { LogShipper } from './log-shipper';
 import { isOwnershipLost } from './ownership';
 import { createRunDirs, RunDirs, removeRunDirs } from './run-dirs';
-import { extractSnapshot } from './snapshot';
+import { extractSnapshot, SnapshotRejectedError } from './snapshot';
 import { SecretMasker } from './secret-masker';
 import { readMetrics, readOutputs } from './task-files';
 import { describeSpawnError, resolveTaskCommand } from './task-command';
@@ -31,7 +31,9 @@ export interface TaskRunOptions {
   maxQueuedLogLines?: number;
 }
 
-type Outcome = { started: true; exit: TaskExit } | { started: false; error: string };
+/** `invalid_task`: refused before it started for a reason a retry cannot change (docs/task-run-lifecycle.md §7). */
+type Refusal = 'invalid_task';
+type Outcome = { started: true; exit: TaskExit } | { started: false; error: string; reason?: Refusal };
 
 const METRICS_PER_BATCH = 1000;
 /** setTimeout's ceiling (about 24.8 days); longer delays would fire at once. */
@@ -127,7 +129,11 @@ export class TaskRun {
         await extractSnapshot(bundle, dirs.work);
       }
     } catch (error) {
-      if (!isOwnershipLost(error)) return this.notStarted(`snapshot: ${(error as Error).message}`);
+      if (!isOwnershipLost(error)) {
+        // The bundle is pinned to the execution: every attempt would be refused the same way.
+        const refusal = error instanceof SnapshotRejectedError ? 'invalid_task' : undefined;
+        return this.notStarted(`snapshot: ${(error as Error).message}`, refusal);
+      }
       this.onOwnershipLost(error as Error);
       return { started: false, error: '' };
     }
@@ -189,10 +195,10 @@ export class TaskRun {
     return { started: true, exit };
   }
 
-  private notStarted(reason: string): Outcome {
+  private notStarted(message: string, refusal?: Refusal): Outcome {
     this.taskEnded = true;
-    if (reason) this.shipper.write('system', reason);
-    return { started: false, error: reason };
+    if (message) this.shipper.write('system', message);
+    return refusal ? { started: false, error: message, reason: refusal } : { started: false, error: message };
   }
 
   /** Outputs, metrics and artifacts the task left; each failure is reported in the task's log. */
@@ -265,7 +271,9 @@ export class TaskRun {
           ? `timed out after ${this.spec.timeoutMs} ms`
           : null;
     if (!outcome.started) {
-      return { request: { exitCode: null, stoppedBy, error: outcome.error || stopped }, exitCode: 1 };
+      const request: ResultInput = { exitCode: null, stoppedBy, error: outcome.error || stopped };
+      if (outcome.reason && !stoppedBy) request.reason = outcome.reason;
+      return { request, exitCode: 1 };
     }
     const { code, signal } = outcome.exit;
     let exitCode: number;

