@@ -1,7 +1,7 @@
 import { getExecution, RunnerService } from '@sluice/engine';
 import { ResultRequest } from '@sluice/protocol';
 import { getTaskRun, type TaskRunRow } from '@sluice/store';
-import { startEngine, type EngineHarness } from './harness';
+import { startEngine, WORKSPACE, type EngineHarness } from './harness';
 
 /*
  * A runner that refuses its task before starting it for a reason a retry
@@ -27,7 +27,7 @@ const FLOW = 'retry: { max_attempts: 3 }\ntasks:\n  - id: a\n    type: command\n
 
 it('a result with reason invalid_task fails the task run once, without a retry', async () => {
   await h.storeFlow('refused', FLOW);
-  const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'refused' });
+  const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'refused' });
   const [a] = await h.claimAll();
   const runner = new RunnerService(h.engine);
   const state = await runner.result(
@@ -51,7 +51,7 @@ it('a result with reason invalid_task fails the task run once, without a retry',
 
 it('the same result without the reason is an exit_code failure and is retried', async () => {
   await h.storeFlow('plain', FLOW);
-  const ex = await h.engine.createExecution({ namespace: 'ns', flowId: 'plain' });
+  const ex = await h.engine.createExecution({ workspace: WORKSPACE, namespace: 'ns', flowId: 'plain' });
   const [a] = await h.claimAll();
   await new RunnerService(h.engine).result(
     await principalOf(a!.id),

@@ -38,7 +38,7 @@ async function terminateStoreConnections(): Promise<number> {
 test('idle connections ended by the server do not crash the process; the next calls reconnect', async () => {
   // Open idle connections in both pools: several pg ones, and Prisma's.
   await Promise.all([store.ping(), store.ping(), store.ping()]);
-  await getFlow(store, 'ns', 'none');
+  await getFlow(store, { workspace: 'w', namespace: 'ns' }, 'none');
   const uncaught: unknown[] = [];
   const onUncaught = (err: unknown): void => void uncaught.push(err);
   process.on('uncaughtException', onUncaught);
@@ -50,7 +50,7 @@ test('idle connections ended by the server do not crash the process; the next ca
     await store.ping();
     expect(await getTaskRun(store, '00000000-0000-0000-0000-000000000000')).toBeNull();
     expect(await store.inTransaction(async () => 'committed')).toBe('committed');
-    expect(await getFlow(store, 'ns', 'none')).toBeNull();
+    expect(await getFlow(store, { workspace: 'w', namespace: 'ns' }, 'none')).toBeNull();
     expect(uncaught).toEqual([]);
   } finally {
     process.off('uncaughtException', onUncaught);
