@@ -12,8 +12,11 @@ const USAGE = `usage:
   sluice token create ...        print a user JWT (see: sluice token --help)
   sluice exec                    the runner (normally started by an executor)
 
-Process tasks run on this server's host, as the server's own user: they can read
-what it can read, SLUICE_DATA_DIR included.
+Process tasks run on this server's host. A server running as root runs them as
+SLUICE_PROCESS_TASK_USER (default nobody), which cannot read SLUICE_DATA_DIR; a
+server running as another user runs them as itself: they can read what it can,
+SLUICE_DATA_DIR included. namespace.yaml allowed_executors keeps a namespace off
+the process executor (docs/process-executor.md).
 
 Environment (also in the README's table):
 `;
