@@ -40,7 +40,7 @@ tasks:
   await client.connect();
   try {
     await client.query(
-      `INSERT INTO namespace_files (namespace, path, content, sha256) VALUES ('refused', '../x', 'outside', 'none')`,
+      `INSERT INTO namespace_files (workspace, namespace, path, content, sha256) VALUES ('w', 'refused', '../x', 'outside', 'none')`,
     );
   } finally {
     await client.end();
