@@ -43,6 +43,36 @@ export interface ServerProcess extends AppProcess {
   ports: ServerPorts;
 }
 
+/** `sluice server` with `args`, on the given loopback ports, against `databaseUrl`. */
+async function startServerProcess(
+  args: string[],
+  databaseUrl: string,
+  ports: ServerPorts,
+  env: Record<string, string>,
+): Promise<ServerProcess> {
+  const app = await startApp({
+    main: SLUICE,
+    args,
+    env: {
+      ...baseEnv(),
+      SLUICE_DATABASE_URL: databaseUrl,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      SLUICE_MASTER_KEYS: MASTER_KEY,
+      HTTP_SERVER_ADDR: `127.0.0.1:${ports.http}`,
+      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${ports.internal}`,
+      LOG_LEVEL: 'debug',
+      ...env,
+    },
+    readyWhen: '"server started"',
+  });
+  return {
+    ...app,
+    publicUrl: `http://127.0.0.1:${ports.http}`,
+    internalUrl: `http://127.0.0.1:${ports.internal}`,
+    ports,
+  };
+}
+
 /**
  * `sluice server` (distributed: public API and internal API only), on free
  * ports unless `ports` are given (a restart at the address clients know).
@@ -52,31 +82,12 @@ export async function startServer(
   env: Record<string, string> = {},
   ports?: ServerPorts,
 ): Promise<ServerProcess> {
-  const httpPort = ports?.http ?? (await freePort());
-  const internalPort = ports?.internal ?? (await freePort());
-  const app = await startApp({
-    main: SLUICE,
-    args: ['server'],
-    env: {
-      ...baseEnv(),
-      SLUICE_DATABASE_URL: databaseUrl,
-      AUTH_JWT_SECRET: JWT_SECRET,
-      SLUICE_MASTER_KEYS: MASTER_KEY,
-      PIPELINE_EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
-      HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
-      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
-      SLUICE_INSTANCE_ID: `server-${randomBytes(4).toString('hex')}`,
-      LOG_LEVEL: 'debug',
-      ...env,
-    },
-    readyWhen: '"server started"',
+  const chosen = { http: ports?.http ?? (await freePort()), internal: ports?.internal ?? (await freePort()) };
+  return startServerProcess(['server'], databaseUrl, chosen, {
+    PIPELINE_EXECUTOR_API_TOKEN: EXECUTOR_TOKEN,
+    SLUICE_INSTANCE_ID: `server-${randomBytes(4).toString('hex')}`,
+    ...env,
   });
-  return {
-    ...app,
-    publicUrl: `http://127.0.0.1:${httpPort}`,
-    internalUrl: `http://127.0.0.1:${internalPort}`,
-    ports: { http: httpPort, internal: internalPort },
-  };
 }
 
 /**
@@ -88,31 +99,13 @@ export async function startStandalone(
   databaseUrl: string,
   env: Record<string, string> = {},
 ): Promise<ServerProcess> {
-  const [httpPort, internalPort] = [await freePort(), await freePort()];
-  const app = await startApp({
-    main: SLUICE,
-    args: ['server', '--standalone'],
-    env: {
-      ...baseEnv(),
-      SLUICE_DATABASE_URL: databaseUrl,
-      AUTH_JWT_SECRET: JWT_SECRET,
-      SLUICE_MASTER_KEYS: MASTER_KEY,
-      HTTP_SERVER_ADDR: `127.0.0.1:${httpPort}`,
-      INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internalPort}`,
-      SLUICE_INSTANCE_ID: `e2e-${randomBytes(4).toString('hex')}`,
-      SLUICE_QUEUE_POLL_INTERVAL: '250ms',
-      PIPELINE_JOB_WATCHDOG_INTERVAL: '1s',
-      LOG_LEVEL: 'debug',
-      ...env,
-    },
-    readyWhen: '"server started"',
+  const ports = { http: await freePort(), internal: await freePort() };
+  return startServerProcess(['server', '--standalone'], databaseUrl, ports, {
+    SLUICE_INSTANCE_ID: `e2e-${randomBytes(4).toString('hex')}`,
+    SLUICE_QUEUE_POLL_INTERVAL: '250ms',
+    PIPELINE_JOB_WATCHDOG_INTERVAL: '1s',
+    ...env,
   });
-  return {
-    ...app,
-    publicUrl: `http://127.0.0.1:${httpPort}`,
-    internalUrl: `http://127.0.0.1:${internalPort}`,
-    ports: { http: httpPort, internal: internalPort },
-  };
 }
 
 /**
