@@ -113,6 +113,10 @@ const MATRIX: Record<string, () => Promise<void>> = {
       names((await aMember.get(v1(`/task-runs/${seeded.doneTaskRunId}/logs`))).body.lines, 'line'),
     ).toEqual(['from-a log line']);
   },
+  'GET /api/v1/task-runs/:id/metrics': async () => {
+    await expectSameAsMissing((id) => b.get(v1(`/task-runs/${id}/metrics`)), seeded.doneTaskRunId);
+    expect((await a.get(v1(`/task-runs/${seeded.doneTaskRunId}/metrics`))).status).toBe(200);
+  },
   'GET /api/v1/task-runs/:id/artifacts': async () => {
     await expectSameAsMissing((id) => b.get(v1(`/task-runs/${id}/artifacts`)), seeded.doneTaskRunId);
     expect((await a.get(v1(`/task-runs/${seeded.doneTaskRunId}/artifacts`))).status).toBe(200);

@@ -4,6 +4,7 @@ import {
   getTaskRun,
   getTaskRunInWorkspace,
   listArtifacts,
+  listMetrics,
   readLogs,
   type TaskRunRow,
 } from '@sluice/store';
@@ -83,6 +84,12 @@ export function taskRunRoutes(ctx: PublicApiContext): Router {
       lines,
       next: lines.length > 0 ? lines[lines.length - 1]!.seq : after,
     });
+  });
+
+  // The metrics the runner reported for the task run (name, value, tags, time), in the order received.
+  router.get('/task-runs/:id/metrics', async (req, res) => {
+    const { id } = await callerTaskRun(ctx, res, String(req.params.id));
+    res.json({ metrics: await listMetrics(ctx.store, id) });
   });
 
   router.get('/task-runs/:id/artifacts', async (req, res) => {
