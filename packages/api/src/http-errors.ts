@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ZodError } from 'zod';
 import { StaleFenceError } from '@sluice/protocol';
 import { AuthError } from '@sluice/auth';
-import { ExecutorTypeNotAllowedError } from '@sluice/flows';
+import { ExecutorTypeNotAllowedError, FlowNotRunnableError } from '@sluice/flows';
 
 /** An error with an HTTP status and a machine-readable code, safe to show to the caller. */
 export class HttpError extends Error {
@@ -59,6 +59,8 @@ export function errorHandler(log: ErrorLog): ErrorRequestHandler {
     if (err instanceof StaleFenceError) return sendError(res, 409, 'stale_fence', err.message);
     if (err instanceof AuthError) return sendError(res, 401, 'unauthorized', err.message);
     if (err instanceof ExecutorTypeNotAllowedError) return sendError(res, err.status, err.code, err.message);
+    // The validator's shape, as a flow PUT answers it.
+    if (err instanceof FlowNotRunnableError) return void res.status(err.status).json({ errors: err.issues });
     const status = statusOf(err);
     if (status && status < 500) {
       const code =

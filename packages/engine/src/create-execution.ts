@@ -8,7 +8,12 @@ import {
   type NamespaceKey,
   type Transaction,
 } from '@sluice/store';
-import { assertExecutorTypesAllowed, parseNamespaceConfig, type NamespaceConfig } from '@sluice/flows';
+import {
+  assertExecutorTypesAllowed,
+  assertFlowRunnable,
+  parseNamespaceConfig,
+  type NamespaceConfig,
+} from '@sluice/flows';
 import { NotFoundError } from './errors';
 import { startWaitingExecutions, type ProgressEffects } from './progress';
 import type { EngineSettings } from './settings';
@@ -49,6 +54,8 @@ export async function createExecutionIn(
   const namespaceConfig = await namespaceConfigOf(tx, ns);
   // namespace.yaml allowed_executors (docs/decisions.md §13): a 422 before anything is stored.
   assertExecutorTypesAllowed(flow.definition, namespaceConfig, req.namespace);
+  // The rest of the validator against today's namespace.yaml: it may have changed since the PUT.
+  assertFlowRunnable(flow.definition, namespaceConfig, req.namespace, req.flowId);
   const definition: ExecutionDefinition = {
     flow: flow.definition,
     namespaceExecutor: namespaceConfig?.defaults?.executor ?? null,

@@ -39,3 +39,4 @@ export {
   disallowedExecutorIssues,
   ExecutorTypeNotAllowedError,
 } from './allowed-executors';
+export { assertFlowRunnable, FlowNotRunnableError } from './flow-runnable';
