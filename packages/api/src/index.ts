@@ -5,3 +5,5 @@ export * from './public-app';
 export * from './internal-app';
 export * from './runner-router';
 export * from './executor-router';
+export { buildOpenApiDocument, openApiDocument } from './openapi/document';
+export { OPERATIONS, type Operation } from './openapi/operations';

@@ -55,6 +55,54 @@ async function expectSameAsMissing(call: (id: string) => request.Test, id: strin
 const names = (list: unknown, key: string) => (list as Array<Record<string, unknown>>).map((x) => x[key]);
 
 const MATRIX: Record<string, () => Promise<void>> = {
+  // The API's description: the same document for everyone, with or without a token.
+  'GET /api/v1/openapi.json': async () => {
+    const ofB = await bMember.get(v1('/openapi.json'));
+    expect(ofB.status).toBe(200);
+    expect(ofB.body).toEqual((await aMember.get(v1('/openapi.json'))).body);
+    expect(JSON.stringify(ofB.body)).not.toMatch(/only-a|from-a/);
+  },
+  'GET /api/v1/namespaces': async () => {
+    // B has its own `etl`; A's namespaces are not listed as B's, and A's only-A namespace never appears.
+    expect((await a.putYaml(v1('/namespaces/a-only-ns/flows/x'), flowYaml('from-a'))).status).toBe(200);
+    const ofB = await bMember.get(v1('/namespaces'));
+    expect(ofB.status).toBe(200);
+    expect(names(ofB.body.namespaces, 'name')).toEqual([NS]);
+    expect(names((await aMember.get(v1('/namespaces'))).body.namespaces, 'name')).toEqual(['a-only-ns', NS]);
+    expect((await a.delete(v1('/namespaces/a-only-ns/flows/x'))).status).toBe(204);
+  },
+  'GET /api/v1/executions': async () => {
+    const all = async (who: Caller, query: string) => {
+      const ids: string[] = [];
+      let cursor = '';
+      for (;;) {
+        const res = await who.get(v1(`/executions?limit=1${query}${cursor ? `&cursor=${cursor}` : ''}`));
+        expect(res.status).toBe(200);
+        ids.push(...(names(res.body.executions, 'id') as string[]));
+        if (res.body.nextCursor === null) return ids;
+        cursor = String(res.body.nextCursor);
+      }
+    };
+    const ofA = [seeded.doneExecutionId, seeded.runningExecutionId];
+    for (const query of ['', `&namespace=${NS}`, `&namespace=${NS}&flow=shared`, '&state=SUCCEEDED'])
+      for (const id of await all(bMember, query)) expect(ofA).not.toContain(id);
+    expect((await all(aMember, '')).sort()).toEqual(expect.arrayContaining(ofA));
+    // A's cursor given to B continues B's own list: it names a position, not A's objects.
+    const first = await aMember.get(v1('/executions?limit=1'));
+    const rest = await bMember.get(v1(`/executions?cursor=${String(first.body.nextCursor)}`));
+    expect(rest.status).toBe(200);
+    for (const e of rest.body.executions as Array<{ workspace: string }>) expect(e.workspace).toBe(B);
+  },
+  'GET /api/v1/executions/:id/task-runs': async () => {
+    await expectSameAsMissing((id) => b.get(v1(`/executions/${id}/task-runs`)), seeded.doneExecutionId);
+    await expectSameAsMissing(
+      (id) => bMember.get(v1(`/executions/${id}/task-runs`)),
+      seeded.runningExecutionId,
+    );
+    expect(
+      names((await aMember.get(v1(`/executions/${seeded.doneExecutionId}/task-runs`))).body.taskRuns, 'id'),
+    ).toEqual([seeded.doneTaskRunId]);
+  },
   'PUT /api/v1/namespaces/:ns/flows/:flow': async () => {
     // A member of B writes B's own flow of that name; A's is untouched.
     expect((await bMember.putYaml(ns('/flows/shared'), flowYaml('from-b-again'))).status).toBe(200);

@@ -56,6 +56,8 @@ export * from './executions/create';
 export * from './executions/lookups';
 export * from './executions/state';
 export * from './executions/concurrency';
+export * from './executions/list';
+export * from './namespaces/list';
 export * from './events/outbox';
 export * from './events/consume';
 export * from './secrets/write';

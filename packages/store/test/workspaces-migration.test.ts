@@ -45,7 +45,11 @@ describe(`migration ${WORKSPACES_MIGRATION}`, () => {
        VALUES (gen_random_uuid(), 'etl', 'f', '{}', 'SUCCEEDED', '2026-01-01T00:00:00Z')`,
     );
 
-    expect((await migrate(db.url)).applied).toEqual([WORKSPACES_MIGRATION]);
+    // Then that migration alone (later ones may follow it in the repository).
+    cpSync(path.join(DEFAULT_MIGRATIONS_DIR, WORKSPACES_MIGRATION), path.join(dir, WORKSPACES_MIGRATION), {
+      recursive: true,
+    });
+    expect((await migrate(db.url, { migrationsDir: dir })).applied).toEqual([WORKSPACES_MIGRATION]);
 
     for (const table of ['flows', 'namespace_files', 'secrets', 'executions']) {
       const { rows } = await c.query(`SELECT workspace, namespace FROM ${table}`);

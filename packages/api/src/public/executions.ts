@@ -25,7 +25,11 @@ export { checkId };
  * The execution `id` if it belongs to the caller's workspace. One of another
  * workspace answers exactly as a missing one (docs/decisions.md §12).
  */
-async function callerExecution(ctx: PublicApiContext, res: Response, id: string): Promise<ExecutionRecord> {
+export async function callerExecution(
+  ctx: PublicApiContext,
+  res: Response,
+  id: string,
+): Promise<ExecutionRecord> {
   const execution = await getExecutionInWorkspace(
     ctx.store,
     currentUser(res).workspace,
@@ -64,6 +68,17 @@ function taskRunView(
   };
 }
 
+/** The task runs of an execution as the API shows them (schemas/executions.ts `TaskRun`). */
+export async function taskRunViews(ctx: PublicApiContext, executionId: string) {
+  const [runs, served, outputs] = await Promise.all([
+    listTaskRunsOfExecution(ctx.store, executionId),
+    servedPools(ctx.store, ctx.executorSilenceTimeoutMs),
+    getOutputsOfExecution(ctx.store, executionId),
+  ]);
+  const servedSet = new Set(served.map((s) => `${s.executorType}\0${s.pool}`));
+  return runs.map((r) => taskRunView(r, !servedSet.has(`${r.executorType}\0${r.pool}`), outputs[r.taskId]));
+}
+
 export function executionRoutes(ctx: PublicApiContext): Router {
   const router = Router();
 
@@ -76,13 +91,7 @@ export function executionRoutes(ctx: PublicApiContext): Router {
 
   router.get('/executions/:id', async (req, res) => {
     const execution = await callerExecution(ctx, res, String(req.params.id));
-    const id = execution.id;
-    const [runs, served, outputs] = await Promise.all([
-      listTaskRunsOfExecution(ctx.store, id),
-      servedPools(ctx.store, ctx.executorSilenceTimeoutMs),
-      getOutputsOfExecution(ctx.store, id),
-    ]);
-    const servedSet = new Set(served.map((s) => `${s.executorType}\0${s.pool}`));
+    const taskRuns = await taskRunViews(ctx, execution.id);
     res.json({
       id: execution.id,
       workspace: execution.workspace,
@@ -96,9 +105,7 @@ export function executionRoutes(ctx: PublicApiContext): Router {
       createdAt: execution.createdAt,
       startedAt: execution.startedAt,
       endedAt: execution.endedAt,
-      taskRuns: runs.map((r) =>
-        taskRunView(r, !servedSet.has(`${r.executorType}\0${r.pool}`), outputs[r.taskId]),
-      ),
+      taskRuns,
     });
   });
 

@@ -3,7 +3,9 @@ import { parseNamespaceConfig } from '@sluice/flows';
 import { deleteNamespaceFile, getNamespaceFile, listNamespaceFiles, putNamespaceFile } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
+import { PageQuery } from '../schemas';
 import { callerNamespace, checkFilePath } from './names';
+import { nameAfter, pageOf, parseQuery } from './paging';
 import { checkNamespaceRuleChange } from './namespace-rules';
 
 const rawBody = express.raw({ type: () => true, limit: '10mb' });
@@ -25,7 +27,11 @@ export function fileRoutes(ctx: PublicApiContext): Router {
   });
 
   router.get('/namespaces/:ns/files', async (req, res) => {
-    res.json({ files: await listNamespaceFiles(ctx.store, callerNamespace(req, res)) });
+    const ns = callerNamespace(req, res);
+    const { limit, cursor } = parseQuery(PageQuery, req);
+    const rows = await listNamespaceFiles(ctx.store, ns, { limit: limit + 1, after: nameAfter(cursor) });
+    const page = pageOf(rows, limit, (f) => [f.path]);
+    res.json({ files: page.items, nextCursor: page.nextCursor });
   });
 
   router.get('/namespaces/:ns/files/*path', async (req, res) => {

@@ -10,7 +10,9 @@ import {
 } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
+import { PageQuery } from '../schemas';
 import { callerNamespace, checkName } from './names';
+import { nameAfter, pageOf, parseQuery } from './paging';
 
 const yamlBody = express.text({ type: () => true, limit: '1mb' });
 
@@ -70,8 +72,14 @@ export function flowRoutes(ctx: PublicApiContext): Router {
   });
 
   router.get('/namespaces/:ns/flows', async (req, res) => {
-    const rows = await listFlows(ctx.store, callerNamespace(req, res));
-    res.json({ flows: rows.map((r) => ({ id: r.flowId, schedule: r.schedule, updatedAt: r.updatedAt })) });
+    const ns = callerNamespace(req, res);
+    const { limit, cursor } = parseQuery(PageQuery, req);
+    const rows = await listFlows(ctx.store, ns, { limit: limit + 1, after: nameAfter(cursor) });
+    const page = pageOf(rows, limit, (r) => [r.flowId]);
+    res.json({
+      flows: page.items.map((r) => ({ id: r.flowId, schedule: r.schedule, updatedAt: r.updatedAt })),
+      nextCursor: page.nextCursor,
+    });
   });
 
   router.get('/namespaces/:ns/flows/:flow', async (req, res) => {

@@ -1,20 +1,11 @@
 import express, { Router } from 'express';
-import { z } from 'zod';
 import { putSecret } from '@sluice/engine';
 import { deleteSecret, listSecretNames } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
+import { SecretBody } from '../schemas';
 import { requireUser } from '../user-auth';
 import { callerNamespace, checkName } from './names';
-
-const SecretBody = z
-  .object({
-    value: z
-      .string()
-      .min(1)
-      .max(64 * 1024),
-  })
-  .strict();
 
 /**
  * Namespace secrets: write, delete and list names, each by an admin of the

@@ -12,17 +12,11 @@ import { isTerminalTaskRunState } from '@sluice/protocol';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { currentUser } from '../user-auth';
+import { LogsQuery } from '../schemas/logs';
 import { checkId } from './executions';
+import { parseQuery } from './paging';
 
 const FOLLOW_POLL_MS = 250;
-
-function intParam(value: unknown, name: string, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new HttpError(400, 'invalid_request', `${name} must be a whole number ≥ 0`);
-  return Math.min(n, max);
-}
 
 /**
  * Follow mode: newline-delimited JSON, one line per log line, until the task
@@ -74,9 +68,8 @@ export function taskRunRoutes(ctx: PublicApiContext): Router {
   router.get('/task-runs/:id/logs', async (req, res) => {
     const run = await callerTaskRun(ctx, res, String(req.params.id));
     const id = run.id;
-    const after = intParam(req.query.after, 'after', 0, Number.MAX_SAFE_INTEGER);
-    if (req.query.follow === 'true' || req.query.follow === '1') return followLogs(ctx, id, after, res);
-    const limit = intParam(req.query.limit, 'limit', 1000, 10_000);
+    const { after, limit, follow } = parseQuery(LogsQuery, req);
+    if (follow === 'true' || follow === '1') return followLogs(ctx, id, after, res);
     const lines = await readLogs(ctx.store, id, { afterSeq: after, limit });
     res.json({
       taskRunId: id,

@@ -8,12 +8,21 @@ export interface NamespaceFileInfo {
   updatedAt: Date;
 }
 
-/** The files of a namespace without their content, by path. */
-export async function listNamespaceFiles(db: Queryable, ns: NamespaceKey): Promise<NamespaceFileInfo[]> {
+/**
+ * The files of a namespace without their content, by path: all of them, or
+ * one page of at most `limit` after the path `after` (the primary key serves both).
+ */
+export async function listNamespaceFiles(
+  db: Queryable,
+  ns: NamespaceKey,
+  page: { limit?: number; after?: string } = {},
+): Promise<NamespaceFileInfo[]> {
   const r = await query<{ path: string; sha256: string; size: number; updated_at: Date }>(
     db,
-    'SELECT path, sha256, octet_length(content) AS size, updated_at FROM namespace_files WHERE workspace = $1 AND namespace = $2 ORDER BY path',
-    [ns.workspace, ns.namespace],
+    `SELECT path, sha256, octet_length(content) AS size, updated_at FROM namespace_files
+     WHERE workspace = $1 AND namespace = $2 AND ($3::text IS NULL OR path > $3)
+     ORDER BY path LIMIT $4`,
+    [ns.workspace, ns.namespace, page.after ?? null, page.limit ?? null],
   );
   return r.rows.map((row) => ({
     path: row.path,

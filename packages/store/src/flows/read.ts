@@ -20,14 +20,23 @@ export async function getFlow(store: Store, ns: NamespaceKey, flowId: string): P
   return row ? { ...row, definition: row.definition as unknown } : null;
 }
 
-/** The flows of a namespace, by id. */
+/**
+ * The flows of a namespace, by id: all of them, or one page of at most
+ * `limit` after the id `after` (the primary key serves both).
+ */
 export async function listFlows(
   store: Store,
   ns: NamespaceKey,
+  page: { limit?: number; after?: string } = {},
 ): Promise<Array<{ flowId: string; schedule: string | null; updatedAt: Date }>> {
   const rows = await prismaOf(store).flow.findMany({
-    where: { workspace: ns.workspace, namespace: ns.namespace },
+    where: {
+      workspace: ns.workspace,
+      namespace: ns.namespace,
+      ...(page.after !== undefined ? { flowId: { gt: page.after } } : {}),
+    },
     orderBy: { flowId: 'asc' },
+    ...(page.limit !== undefined ? { take: page.limit } : {}),
   });
   return rows.map((r) => ({ flowId: r.flowId, schedule: r.schedule, updatedAt: r.updatedAt }));
 }

@@ -1,0 +1,302 @@
+import type { z } from 'zod';
+import {
+  ArtifactList,
+  Execution,
+  ExecutionCancelRequested,
+  ExecutionCreated,
+  ExecutionList,
+  ExecutionListQuery,
+  ExecutorList,
+  FileList,
+  FileWritten,
+  Flow,
+  FlowList,
+  InstanceList,
+  LogLineView,
+  LogPage,
+  NamespaceList,
+  PageQuery,
+  SecretBody,
+  SecretList,
+  TaskRunList,
+} from '../schemas';
+import { LogsQuery } from '../schemas/logs';
+
+/** A body that is not JSON: described by a JSON Schema of its own. */
+export interface RawContent {
+  raw: Record<string, unknown>;
+}
+
+export type Content = z.ZodType | RawContent;
+
+export interface Response {
+  description: string;
+  /** Media type → schema; none for an empty body. */
+  content?: Record<string, Content>;
+}
+
+/**
+ * One route of the public API as the OpenAPI document shows it. The path is
+ * relative to /api/v1 with `{param}` placeholders; a test ties this list to
+ * the routes the router really has (test/openapi-routes.test.ts).
+ */
+export interface Operation {
+  method: 'get' | 'put' | 'post' | 'delete';
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** Who may call it: no token, any user of the workspace, or its admins. */
+  auth: 'none' | 'member' | 'admin';
+  query?: z.ZodObject;
+  body?: { description: string; content: Record<string, Content>; limit: string };
+  /** The route's own answers; the common errors (401, 403, 500, ...) are added from `auth` and the path. */
+  responses: Record<number, Response>;
+  /** The route reads a JSON body or a YAML that is validated: 422 with the validator's issues. */
+  validates?: 'flow' | 'namespace-config' | 'allowed-executors';
+}
+
+const json = (schema: z.ZodType) => ({ 'application/json': schema });
+const octets: RawContent = { raw: { type: 'string', contentMediaType: 'application/octet-stream' } };
+
+export const OPENAPI_JSON_PATH = '/openapi.json';
+
+export const OPERATIONS: Operation[] = [
+  {
+    method: 'get',
+    path: OPENAPI_JSON_PATH,
+    operationId: 'getOpenApiDocument',
+    summary: 'This document. Served without a token: it describes the API and holds no data.',
+    tag: 'meta',
+    auth: 'none',
+    responses: {
+      200: {
+        description: 'The OpenAPI 3.1 document',
+        content: { 'application/json': { raw: { type: 'object' } } },
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/namespaces',
+    operationId: 'listNamespaces',
+    summary: 'The namespaces of the caller\u2019s workspace',
+    tag: 'namespaces',
+    auth: 'member',
+    query: PageQuery,
+    responses: { 200: { description: 'A page of namespaces', content: json(NamespaceList) } },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/flows',
+    operationId: 'listFlows',
+    summary: 'The flows of a namespace',
+    tag: 'flows',
+    auth: 'member',
+    query: PageQuery,
+    responses: { 200: { description: 'A page of flows', content: json(FlowList) } },
+  },
+  {
+    method: 'put',
+    path: '/namespaces/{ns}/flows/{flow}',
+    operationId: 'putFlow',
+    summary: 'Create or replace a flow (the YAML of docs/flow-file.md)',
+    tag: 'flows',
+    auth: 'member',
+    body: {
+      description: 'The flow file',
+      content: { 'application/yaml': { raw: { type: 'string' } } },
+      limit: '1 MiB',
+    },
+    validates: 'flow',
+    responses: { 200: { description: 'The stored flow', content: json(Flow) } },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/flows/{flow}',
+    operationId: 'getFlow',
+    summary: 'One flow',
+    tag: 'flows',
+    auth: 'member',
+    responses: { 200: { description: 'The flow', content: json(Flow) } },
+  },
+  {
+    method: 'delete',
+    path: '/namespaces/{ns}/flows/{flow}',
+    operationId: 'deleteFlow',
+    summary: 'Delete a flow (its executions stay)',
+    tag: 'flows',
+    auth: 'member',
+    responses: { 204: { description: 'Deleted' } },
+  },
+  {
+    method: 'post',
+    path: '/namespaces/{ns}/flows/{flow}/executions',
+    operationId: 'createExecution',
+    summary: 'Start an execution of the flow',
+    tag: 'executions',
+    auth: 'member',
+    validates: 'allowed-executors',
+    responses: { 201: { description: 'The execution, queued', content: json(ExecutionCreated) } },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/files',
+    operationId: 'listFiles',
+    summary: 'The files of a namespace, without their content',
+    tag: 'files',
+    auth: 'member',
+    query: PageQuery,
+    responses: { 200: { description: 'A page of files', content: json(FileList) } },
+  },
+  {
+    method: 'put',
+    path: '/namespaces/{ns}/files/{path}',
+    operationId: 'putFile',
+    summary:
+      'Create or replace a namespace file. `namespace.yaml` is validated; changing its `allowed_executors` needs the admin role.',
+    tag: 'files',
+    auth: 'member',
+    body: {
+      description: 'The file\u2019s bytes',
+      content: { 'application/octet-stream': octets },
+      limit: '10 MiB',
+    },
+    validates: 'namespace-config',
+    responses: { 200: { description: 'Stored', content: json(FileWritten) } },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/files/{path}',
+    operationId: 'getFile',
+    summary: 'A namespace file\u2019s content',
+    tag: 'files',
+    auth: 'member',
+    responses: { 200: { description: 'The bytes', content: { 'application/octet-stream': octets } } },
+  },
+  {
+    method: 'delete',
+    path: '/namespaces/{ns}/files/{path}',
+    operationId: 'deleteFile',
+    summary: 'Delete a namespace file',
+    tag: 'files',
+    auth: 'member',
+    responses: { 204: { description: 'Deleted' } },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/secrets',
+    operationId: 'listSecrets',
+    summary: 'The names of a namespace\u2019s secrets (never a value)',
+    tag: 'secrets',
+    auth: 'admin',
+    responses: { 200: { description: 'The names', content: json(SecretList) } },
+  },
+  {
+    method: 'put',
+    path: '/namespaces/{ns}/secrets/{name}',
+    operationId: 'putSecret',
+    summary: 'Create or replace a secret; it is stored encrypted',
+    tag: 'secrets',
+    auth: 'admin',
+    body: { description: 'The value', content: json(SecretBody), limit: '128 KiB' },
+    responses: { 204: { description: 'Stored' } },
+  },
+  {
+    method: 'delete',
+    path: '/namespaces/{ns}/secrets/{name}',
+    operationId: 'deleteSecret',
+    summary: 'Delete a secret',
+    tag: 'secrets',
+    auth: 'admin',
+    responses: { 204: { description: 'Deleted' } },
+  },
+  {
+    method: 'get',
+    path: '/executions',
+    operationId: 'listExecutions',
+    summary: 'The workspace\u2019s executions, newest first, filtered',
+    tag: 'executions',
+    auth: 'member',
+    query: ExecutionListQuery,
+    responses: { 200: { description: 'A page of executions', content: json(ExecutionList) } },
+  },
+  {
+    method: 'get',
+    path: '/executions/{id}',
+    operationId: 'getExecution',
+    summary: 'One execution with its task runs',
+    tag: 'executions',
+    auth: 'member',
+    responses: { 200: { description: 'The execution', content: json(Execution) } },
+  },
+  {
+    method: 'get',
+    path: '/executions/{id}/task-runs',
+    operationId: 'listTaskRuns',
+    summary: 'The task runs of an execution',
+    tag: 'executions',
+    auth: 'member',
+    responses: { 200: { description: 'Its task runs', content: json(TaskRunList) } },
+  },
+  {
+    method: 'post',
+    path: '/executions/{id}/cancel',
+    operationId: 'cancelExecution',
+    summary: 'Request the execution\u2019s cancel; its task runs stop',
+    tag: 'executions',
+    auth: 'member',
+    responses: { 202: { description: 'Cancel requested', content: json(ExecutionCancelRequested) } },
+  },
+  {
+    method: 'get',
+    path: '/task-runs/{id}/logs',
+    operationId: 'getLogs',
+    summary: 'A task run\u2019s log lines after `after`; with `follow=true` a stream until the task run ends',
+    tag: 'task runs',
+    auth: 'member',
+    query: LogsQuery,
+    responses: {
+      200: {
+        description: 'A page of lines; with `follow`, newline-delimited JSON, one `LogLine` per line',
+        content: { 'application/json': LogPage, 'application/x-ndjson': LogLineView },
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/task-runs/{id}/artifacts',
+    operationId: 'listArtifacts',
+    summary: 'The artifacts a task run uploaded, without their content',
+    tag: 'task runs',
+    auth: 'member',
+    responses: { 200: { description: 'Names and sizes', content: json(ArtifactList) } },
+  },
+  {
+    method: 'get',
+    path: '/task-runs/{id}/artifacts/{name}',
+    operationId: 'getArtifact',
+    summary: 'One artifact\u2019s content',
+    tag: 'task runs',
+    auth: 'member',
+    responses: { 200: { description: 'The bytes', content: { 'application/octet-stream': octets } } },
+  },
+  {
+    method: 'get',
+    path: '/executors',
+    operationId: 'listExecutors',
+    summary: 'The online instances (installation-wide)',
+    tag: 'executors',
+    auth: 'member',
+    responses: { 200: { description: 'Online instances', content: json(ExecutorList) } },
+  },
+  {
+    method: 'get',
+    path: '/instances',
+    operationId: 'listInstances',
+    summary: 'Every registered instance, online or not (installation-wide)',
+    tag: 'executors',
+    auth: 'admin',
+    responses: { 200: { description: 'Instances', content: json(InstanceList) } },
+  },
+];

@@ -1,0 +1,6 @@
+export * from './registry';
+export * from './errors';
+export * from './common';
+export * from './namespaced';
+export * from './executions';
+export * from './executors';
