@@ -110,6 +110,8 @@ describe('every route answers what the OpenAPI document says', () => {
     );
     await check('GET', '/task-runs/{id}/logs', member.get(v1(`/task-runs/${run}/logs?after=-1`)), 400);
     await check('GET', '/task-runs/{id}/logs', member.get(v1(`/task-runs/${missing}/logs`)), 404);
+    await check('GET', '/task-runs/{id}/metrics', member.get(v1(`/task-runs/${run}/metrics`)), 200);
+    await check('GET', '/task-runs/{id}/metrics', member.get(v1(`/task-runs/${missing}/metrics`)), 404);
     await check('GET', '/task-runs/{id}/artifacts', member.get(v1(`/task-runs/${run}/artifacts`)), 200);
     await check('GET', '/task-runs/{id}/artifacts', member.get(v1(`/task-runs/${missing}/artifacts`)), 404);
     const artifact = (id: string, name: string) => member.get(v1(`/task-runs/${id}/artifacts/${name}`));

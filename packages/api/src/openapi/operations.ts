@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import {
   ArtifactList,
+  MetricList,
   Execution,
   ExecutionCancelRequested,
   ExecutionCreated,
@@ -262,6 +263,15 @@ export const OPERATIONS: Operation[] = [
         content: { 'application/json': LogPage, 'application/x-ndjson': LogLineView },
       },
     },
+  },
+  {
+    method: 'get',
+    path: '/task-runs/{id}/metrics',
+    operationId: 'listMetrics',
+    summary: 'The metrics a task run reported',
+    tag: 'task runs',
+    auth: 'member',
+    responses: { 200: { description: 'Metrics in the order received', content: json(MetricList) } },
   },
   {
     method: 'get',

@@ -95,6 +95,21 @@ export const LogPage = named(
   }),
 );
 
+export const MetricList = named(
+  'MetricList',
+  z.object({
+    metrics: z.array(
+      z.object({
+        name: z.string(),
+        value: z.number(),
+        tags: z.record(z.string(), z.string()),
+        ts: Timestamp,
+      }),
+    ),
+  }),
+  'The metrics a task run reported ($SLUICE_METRICS), in the order received.',
+);
+
 export const ArtifactList = named(
   'ArtifactList',
   z.object({
