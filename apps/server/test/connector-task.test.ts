@@ -50,7 +50,7 @@ function connectorScript(name: string, body: string): string {
 type RunView = TaskRunView & { error: string | null; exitCode: number | null };
 
 async function runConnector(flow: string, task: string): Promise<{ state: string; run: RunView }> {
-  const yaml = `tasks:\n  - id: op\n    type: connector\n${task.replace(/^/gm, '    ')}\n`;
+  const yaml = `tasks:\n  - id: op\n    type: connector\n    retry: { max_attempts: 1 }\n${task.replace(/^/gm, '    ')}\n`;
   const put = await api.putFlow('connectors', flow, yaml);
   if (put.status !== 200) throw new Error(`put flow: ${put.status} ${JSON.stringify(put.body)}`);
   const execution = await api.waitFor(await api.run('connectors', flow), ended);
@@ -113,7 +113,10 @@ test('a connector that prints garbage and exits 0 fails, naming the missing resu
 });
 
 test('a malformed result message fails with the line and what was wrong', async () => {
-  const command = connectorScript('malformed', `console.log(JSON.stringify({ type: 'CATALOG', catalog: 7 }));`);
+  const command = connectorScript(
+    'malformed',
+    `console.log(JSON.stringify({ type: 'CATALOG', catalog: 7 }));`,
+  );
   const { state, run } = await runConnector(
     'malformed',
     `operation: discover\nconnector: { command: ${command} }\nconfig: {}`,
@@ -123,7 +126,10 @@ test('a malformed result message fails with the line and what was wrong', async 
 });
 
 test('a connector that exits non-zero without a TRACE fails with its exit code and last stderr lines', async () => {
-  const command = connectorScript('crash', `console.error('cannot reach the upstream API'); process.exit(3);`);
+  const command = connectorScript(
+    'crash',
+    `console.error('cannot reach the upstream API'); process.exit(3);`,
+  );
   const { state, run } = await runConnector(
     'crash',
     `operation: check\nconnector: { command: ${command} }\nconfig: {}`,
@@ -169,4 +175,21 @@ test('a config secret that is not set fails the task, naming where it is referen
   );
   expect(state).toBe('FAILED');
   expect(run.error).toBe('config.api.key: secret "nope" is not set in namespace connectors');
+});
+
+test('an over-long line fails the task even when a result follows, naming the line and the limit', async () => {
+  const command = connectorScript(
+    'long-line',
+    `process.stdout.write('x'.repeat(64 * 1024 * 1024 + 10) + '\\n');
+console.log(JSON.stringify({ type: 'SPEC', spec: { connectionSpecification: {} } }));`,
+  );
+  const { state, run } = await runConnector(
+    'long-line',
+    `operation: spec\nconnector: { command: ${command} }`,
+  );
+  expect(state).toBe('FAILED');
+  expect(run.error).toContain(
+    'the connector broke the protocol: line 1: line longer than the limit of 67108864 bytes',
+  );
+  expect(run.exitCode).toBeNull();
 });

@@ -67,6 +67,8 @@ export interface ConnectorOutputOptions {
 export class ConnectorOutput {
   private readonly parser = new ConnectorOutputParser();
   private readonly collector: OperationOutcomeCollector<ConnectorOperation>;
+  /** The first line that broke the protocol in a way that makes the result untrustworthy. */
+  private protocolError: string | null = null;
 
   constructor(private readonly options: ConnectorOutputOptions) {
     this.collector = new OperationOutcomeCollector(options.operation);
@@ -86,7 +88,10 @@ export class ConnectorOutput {
 
   finish(exit: { code: number | null; signal: string | null }): ConnectorResult {
     const outcome = this.collector.finish(exit);
-    if (!outcome.ok) return { ok: false, error: this.describeFailure(outcome) };
+    if (!outcome.ok) return { ok: false, error: this.describeFailure(outcome.error, outcome.logs) };
+    if (this.protocolError) {
+      return { ok: false, error: this.describeFailure(this.protocolError, outcome.logs) };
+    }
     const { outputs, result } = resultOutputs(outcome);
     const max = this.options.outputValueMaxBytes;
     if (outputs.message !== undefined && Buffer.byteLength(outputs.message) > max) {
@@ -109,6 +114,11 @@ export class ConnectorOutput {
       case 'non-protocol':
         return log('stdout', this.cut(line.text));
       case 'error':
+        // Strict, like the outcome: a broken message (an over-long line may be a cut one) fails the
+        // operation even when a result came too; only a malformed LOG is just a log line lost.
+        if (line.error.code === 'line_too_long' || line.error.messageType !== 'LOG') {
+          this.protocolError ??= `the connector broke the protocol: ${line.error.message}`;
+        }
         return log('system', `connector protocol error: ${line.error.message}`);
       case 'unknown':
         return log('system', `line ${line.line}: message of unknown type ${line.type} ignored`);
@@ -137,15 +147,15 @@ export class ConnectorOutput {
     return bytes.subarray(0, end).toString('utf8') + cutMarker(max);
   }
 
-  private describeFailure(outcome: Extract<OperationOutcome, { ok: false }>): string {
+  private describeFailure(why: string, logs: string[]): string {
     const { mask } = this.options;
-    let error = mask(outcome.error);
-    if (outcome.logs.length === 0) return error.slice(0, ERROR_MAX_CHARS);
+    let error = mask(why);
+    if (logs.length === 0) return error.slice(0, ERROR_MAX_CHARS);
     error = `${error.slice(0, ERROR_MAX_CHARS / 2)}\nlast log lines:`;
     const lines: string[] = [];
     let room = ERROR_MAX_CHARS - error.length;
     // The newest lines matter most: keep as many of them as fit.
-    for (const raw of [...outcome.logs].reverse()) {
+    for (const raw of [...logs].reverse()) {
       const masked = mask(raw);
       const line =
         masked.length > ERROR_LOG_LINE_MAX_CHARS ? `${masked.slice(0, ERROR_LOG_LINE_MAX_CHARS)}…` : masked;
