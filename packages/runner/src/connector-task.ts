@@ -24,12 +24,20 @@ export interface ConnectorCommand {
 
 /**
  * `<command...> <operation> [--config <file>]`: the connector protocol's
- * command line (docs/connectors.md). Null when the task has no command to
- * run here (an image-only connector needs a container executor).
+ * command line (docs/connectors.md). The command is the task's (process
+ * executor); for an image, the runner runs inside that image's container and
+ * takes the image's `AIRBYTE_ENTRYPOINT`, which connector images set to their
+ * entrypoint. Null when there is neither.
  */
-export function connectorCommand(task: ConnectorTaskPart, runRoot: string): ConnectorCommand | null {
-  if (!task.command) return null;
-  const [file, ...args] = task.command;
+export function connectorCommand(
+  task: ConnectorTaskPart,
+  runRoot: string,
+  runnerEnv: Record<string, string | undefined>,
+): ConnectorCommand | null {
+  const entrypoint = runnerEnv.AIRBYTE_ENTRYPOINT?.trim().split(/\s+/).filter(Boolean);
+  const command = task.command ?? (task.image && entrypoint?.length ? entrypoint : undefined);
+  if (!command) return null;
+  const [file, ...args] = command;
   if (task.operation === 'spec') return { argv: [file!, ...args, 'spec'], configFile: null };
   const path = join(runRoot, CONFIG_BASENAME);
   return {

@@ -151,9 +151,9 @@ export class TaskRun {
     let argv: [string, ...string[]];
     let connector: ConnectorOutput | null = null;
     if (task.type === 'connector') {
-      const command = connectorCommand(task, dirs.root);
+      const command = connectorCommand(task, dirs.root, this.options.env);
       if (!command) {
-        const why = `the connector has no command: image ${task.image ?? ''} needs a container executor`;
+        const why = `the connector has no command, and its image sets no AIRBYTE_ENTRYPOINT here (image ${task.image ?? ''})`;
         return this.notStarted(why, 'invalid_task');
       }
       // The config may hold resolved secrets: readable by the task's user only.

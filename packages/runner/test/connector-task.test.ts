@@ -24,14 +24,17 @@ afterEach(async () => {
 
 type Connector = Extract<RunnerTaskSpec['task'], { type: 'connector' }>;
 
-function run(task: Omit<Connector, 'type' | 'config'> & { config?: Record<string, unknown> }) {
+function run(
+  task: Omit<Connector, 'type' | 'config'> & { config?: Record<string, unknown> },
+  env: Record<string, string | undefined> = {},
+) {
   api.spec = taskSpec({ task: { type: 'connector', config: {}, ...task } });
   return runTask({
     apiUrl: api.url,
     runToken: api.token,
     taskRunId: api.spec.taskRunId,
     workRoot,
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, ...env },
     handleSignals: false,
     log: () => {},
   });
@@ -93,12 +96,22 @@ test('a failure keeps the newest log lines that fit in the error', async () => {
   expect(api.outputs).toEqual({});
 });
 
-test('a connector with only an image cannot run here: refused as an invalid task', async () => {
+test('a connector with only an image and no AIRBYTE_ENTRYPOINT cannot run: refused as an invalid task', async () => {
   const { exitCode } = await run({ operation: 'spec', image: 'airbyte/source-faker:6' });
   expect(exitCode).toBe(1);
   expect(api.result).toMatchObject({
     exitCode: null,
     reason: 'invalid_task',
-    error: 'the connector has no command: image airbyte/source-faker:6 needs a container executor',
+    error:
+      'the connector has no command, and its image sets no AIRBYTE_ENTRYPOINT here (image airbyte/source-faker:6)',
   });
+});
+
+test("an image's connector runs its AIRBYTE_ENTRYPOINT, as in the image's own container", async () => {
+  const { exitCode } = await run(
+    { operation: 'check', image: 'example/source-sequence', config: { records_per_stream: 2 } },
+    { AIRBYTE_ENTRYPOINT: ` ${process.execPath}   ${SOURCE} ` },
+  );
+  expect(exitCode).toBe(0);
+  expect(api.outputs).toMatchObject({ status: 'SUCCEEDED' });
 });
