@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   ConnectorOutputParser,
@@ -44,6 +45,23 @@ export function connectorCommand(
     argv: [file!, ...args, task.operation, '--config', path],
     configFile: { path, body: JSON.stringify(task.config) },
   };
+}
+
+/**
+ * Writes the config file and sets up the reading of the connector's output;
+ * null when there is nothing to run (see connectorCommand).
+ */
+export async function prepareConnector(
+  task: ConnectorTaskPart,
+  runRoot: string,
+  runnerEnv: Record<string, string | undefined>,
+  options: Omit<ConnectorOutputOptions, 'operation'>,
+): Promise<{ argv: [string, ...string[]]; output: ConnectorOutput } | null> {
+  const command = connectorCommand(task, runRoot, runnerEnv);
+  if (!command) return null;
+  // The config may hold resolved secrets: readable by the task's user only.
+  if (command.configFile) await writeFile(command.configFile.path, command.configFile.body, { mode: 0o600 });
+  return { argv: command.argv, output: new ConnectorOutput({ ...options, operation: task.operation }) };
 }
 
 /** What a connector task leaves: the outputs of its result, or why it failed. */

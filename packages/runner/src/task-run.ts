@@ -4,7 +4,7 @@ import { constants } from 'node:os';
 import { ResultInput, RunnerClient, RunnerTaskSpec } from '@sluice/protocol';
 import { openArtifact, selectArtifacts } from './artifacts';
 import { buildChildEnv } from './child-env';
-import { ConnectorOutput, ConnectorResult, connectorCommand } from './connector-task';
+import { ConnectorOutput, ConnectorResult, prepareConnector } from './connector-task';
 import { Heartbeats, startHeartbeats } from './heartbeats';
 import { LineSplitter } from './line-splitter';
 import { LogShipper } from './log-shipper';
@@ -151,22 +151,18 @@ export class TaskRun {
     let argv: [string, ...string[]];
     let connector: ConnectorOutput | null = null;
     if (task.type === 'connector') {
-      const command = connectorCommand(task, dirs.root, this.options.env);
-      if (!command) {
-        const why = `the connector has no command, and its image sets no AIRBYTE_ENTRYPOINT here (image ${task.image ?? ''})`;
-        return this.notStarted(why, 'invalid_task');
-      }
-      // The config may hold resolved secrets: readable by the task's user only.
-      if (command.configFile)
-        await writeFile(command.configFile.path, command.configFile.body, { mode: 0o600 });
-      argv = command.argv;
-      connector = new ConnectorOutput({
-        operation: task.operation,
+      const prepared = await prepareConnector(task, dirs.root, this.options.env, {
         log: (stream, line) => this.shipper.write(stream, line),
         mask: (text) => this.masker.mask(text),
         logLineMaxBytes: spec.limits.logLineMaxBytes,
         outputValueMaxBytes: spec.limits.outputValueMaxBytes,
       });
+      if (!prepared) {
+        const why = `the connector has no command, and its image sets no AIRBYTE_ENTRYPOINT here (image ${task.image ?? ''})`;
+        return this.notStarted(why, 'invalid_task');
+      }
+      argv = prepared.argv;
+      connector = prepared.output;
     } else {
       const command = resolveTaskCommand(task, dirs.work, env.PATH ?? '');
       if (command.scriptFile) {
