@@ -125,12 +125,17 @@ export class ConnectorOutput {
     }
     if (Buffer.byteLength(result) <= max)
       return { ok: true, outputs: { result, ...outputs }, artifact: null };
+    // Masked here: artifacts are uploaded as they are, unlike outputs.
     const name = `${outcome.operation}-result.json`;
     this.options.log(
       'system',
       `the result is ${Buffer.byteLength(result)} bytes, over the output limit of ${max}: it is the artifact ${name}`,
     );
-    return { ok: true, outputs: { result_artifact: name, ...outputs }, artifact: { name, body: result } };
+    return {
+      ok: true,
+      outputs: { result_artifact: name, ...outputs },
+      artifact: { name, body: this.options.mask(result) },
+    };
   }
 
   private line(line: ParsedLine): void {
