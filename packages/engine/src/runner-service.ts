@@ -24,6 +24,7 @@ import type {
 import { StaleFenceError } from '@sluice/protocol';
 import type { Engine } from './engine';
 import { PayloadTooLargeError, RunTokenRevokedError } from './errors';
+import { connectorTaskPart } from './connector-spec';
 import { MissingSecretError, resolveTaskEnv } from './secrets';
 
 /** A runner that proved, by its token and the database, that it holds this task run right now. */
@@ -81,6 +82,7 @@ export class RunnerService {
       env?: Record<string, string | { secret: string }>;
     };
     let env: Record<string, string>;
+    let connector: Awaited<ReturnType<typeof connectorTaskPart>> | null = null;
     // The resolved secret values, so the runner masks them in all it sends back (docs/secrets.md).
     const secretValues: string[] = [];
     try {
@@ -91,6 +93,13 @@ export class RunnerService {
         const resolved = env[name] ?? '';
         secretValues.push(resolved);
         this.deps.onSecretResolved?.(resolved);
+      }
+      if (task.type === 'connector') {
+        connector = await connectorTaskPart(store, keyring, execution, run.spec);
+        for (const value of connector.secretValues) {
+          secretValues.push(value);
+          this.deps.onSecretResolved?.(value);
+        }
       }
     } catch (err) {
       if (err instanceof MissingSecretError) {
@@ -105,8 +114,9 @@ export class RunnerService {
       }
       throw err;
     }
-    const taskPart =
-      task.type === 'script'
+    const taskPart = connector
+      ? connector.part
+      : task.type === 'script'
         ? {
             type: 'script' as const,
             interpreter: (task.interpreter ?? 'bash') as 'bash',

@@ -22,7 +22,7 @@ export class MissingSecretError extends Error {
  * were sealed before workspaces existed, under the namespace alone, and keep
  * that binding (namespace names hold no '/', so the two forms cannot collide).
  */
-function sealingScope(ns: NamespaceKey): string {
+export function sealingScope(ns: NamespaceKey): string {
   return ns.workspace === DEFAULT_WORKSPACE ? ns.namespace : `${ns.workspace}/${ns.namespace}`;
 }
 

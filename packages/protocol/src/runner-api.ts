@@ -39,6 +39,28 @@ export const RunnerLimits = z.object({
 });
 export type RunnerLimits = z.infer<typeof RunnerLimits>;
 
+export const ConnectorOperation = z.enum(['spec', 'check', 'discover']);
+export type ConnectorOperation = z.infer<typeof ConnectorOperation>;
+
+/**
+ * A connector task: one operation of a connector (docs/connectors.md). `config`
+ * is the flow's config with its secret references resolved, so it travels only
+ * here; `spec` takes none. A command on the process executor; an image on a
+ * container executor.
+ */
+export const ConnectorTaskPart = z
+  .object({
+    type: z.literal('connector'),
+    operation: ConnectorOperation,
+    command: z.array(z.string()).min(1).optional(),
+    image: z.string().min(1).optional(),
+    config: z.record(z.string(), z.unknown()),
+  })
+  .refine((t) => t.command !== undefined || t.image !== undefined, {
+    message: 'a connector task needs a command or an image',
+  });
+export type ConnectorTaskPart = z.infer<typeof ConnectorTaskPart>;
+
 /** GET spec: everything the runner needs; the only place secret values travel. */
 export const RunnerTaskSpec = z.object({
   taskRunId: z.string(),
@@ -49,6 +71,7 @@ export const RunnerTaskSpec = z.object({
   task: z.discriminatedUnion('type', [
     z.object({ type: z.literal('command'), command: z.array(z.string()).min(1) }),
     z.object({ type: z.literal('script'), interpreter: ScriptInterpreter, script: z.string() }),
+    ConnectorTaskPart,
   ]),
   /** Resolved environment of the task, secrets included. */
   env: z.record(z.string(), z.string()),

@@ -16,6 +16,9 @@ const SCRIPT_EXTENSION: Record<ScriptInterpreter, string> = {
   bun: 'ts',
 };
 
+/** A command or a script; a connector's command line is connectorCommand's (connector-task.ts). */
+export type ProgramTask = Exclude<RunnerTaskSpec['task'], { type: 'connector' }>;
+
 /** A dot-file, so it does not collide with the snapshot's files in the work dir. */
 const SCRIPT_BASENAME = '.sluice-task';
 
@@ -24,7 +27,7 @@ const SCRIPT_BASENAME = '.sluice-task';
  * snapshot's files, so relative imports from the script find them. Python goes
  * through `uv run --script` (PEP 723 inline dependencies) when uv is on PATH.
  */
-export function resolveTaskCommand(task: RunnerTaskSpec['task'], workDir: string, path: string): TaskCommand {
+export function resolveTaskCommand(task: ProgramTask, workDir: string, path: string): TaskCommand {
   if (task.type === 'command') {
     const [file, ...args] = task.command;
     return { argv: [file!, ...args], scriptFile: null };
@@ -51,7 +54,8 @@ export function describeSpawnError(
   file: string,
   error: NodeJS.ErrnoException,
 ): string {
-  const what = task.type === 'script' ? 'interpreter' : 'command';
+  const what =
+    task.type === 'script' ? 'interpreter' : task.type === 'connector' ? 'connector command' : 'command';
   switch (error.code) {
     case 'ENOENT':
       return `${what} not found: ${file} is not on PATH`;

@@ -1,8 +1,10 @@
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { constants } from 'node:os';
 import { ResultInput, RunnerClient, RunnerTaskSpec } from '@sluice/protocol';
 import { openArtifact, selectArtifacts } from './artifacts';
 import { buildChildEnv } from './child-env';
+import { ConnectorOutput, ConnectorResult, prepareConnector } from './connector-task';
 import { Heartbeats, startHeartbeats } from './heartbeats';
 import { LineSplitter } from './line-splitter';
 import { LogShipper } from './log-shipper';
@@ -33,7 +35,9 @@ export interface TaskRunOptions {
 
 /** `invalid_task`: refused before it started for a reason a retry cannot change (docs/task-run-lifecycle.md §7). */
 type Refusal = 'invalid_task';
-type Outcome = { started: true; exit: TaskExit } | { started: false; error: string; reason?: Refusal };
+type Outcome =
+  | { started: true; exit: TaskExit; connector?: ConnectorResult }
+  | { started: false; error: string; reason?: Refusal };
 
 const METRICS_PER_BATCH = 1000;
 /** setTimeout's ceiling (about 24.8 days); longer delays would fire at once. */
@@ -106,7 +110,9 @@ export class TaskRun {
         // Not the task's fault (a full disk, an unwritable work root): still report it as the result.
         outcome = this.notStarted(`runner: ${(error as Error).message}`);
       }
-      if (outcome.started && dirs && !this.lostOwnership) await this.deliverTaskFiles(dirs);
+      if (outcome.started && dirs && !this.lostOwnership) {
+        await this.deliverTaskFiles(dirs, outcome.connector?.ok ? outcome.connector.outputs : {});
+      }
       return await this.finish(outcome);
     } finally {
       process.off('SIGTERM', onSignal);
@@ -141,28 +147,59 @@ export class TaskRun {
     if (this.lostOwnership) return this.notStarted('');
 
     const env = buildChildEnv(this.options.env, spec, dirs);
-    const command = resolveTaskCommand(spec.task, dirs.work, env.PATH ?? '');
-    if (command.scriptFile) {
-      await writeFile(command.scriptFile.path, command.scriptFile.body, { mode: 0o700 });
+    const task = spec.task;
+    let argv: [string, ...string[]];
+    let connector: ConnectorOutput | null = null;
+    if (task.type === 'connector') {
+      const prepared = await prepareConnector(task, dirs.root, this.options.env, {
+        log: (stream, line) => this.shipper.write(stream, line),
+        mask: (text) => this.masker.mask(text),
+        logLineMaxBytes: spec.limits.logLineMaxBytes,
+        outputValueMaxBytes: spec.limits.outputValueMaxBytes,
+      });
+      if (!prepared) {
+        const why = `the connector has no command, and its image sets no AIRBYTE_ENTRYPOINT here (image ${task.image ?? ''})`;
+        return this.notStarted(why, 'invalid_task');
+      }
+      argv = prepared.argv;
+      connector = prepared.output;
+    } else {
+      const command = resolveTaskCommand(task, dirs.work, env.PATH ?? '');
+      if (command.scriptFile) {
+        await writeFile(command.scriptFile.path, command.scriptFile.body, { mode: 0o700 });
+      }
+      argv = command.argv;
     }
 
     const maxLine = spec.limits.logLineMaxBytes;
     const maskCut = (kept: string): string => this.masker.maskCut(kept);
     const splitters: Record<OutputStream, LineSplitter> = {
       stdout: new LineSplitter(maxLine, (line) => this.shipper.write('stdout', line), maskCut),
-      stderr: new LineSplitter(maxLine, (line) => this.shipper.write('stderr', line), maskCut),
+      stderr: new LineSplitter(
+        maxLine,
+        (line) => {
+          this.shipper.write('stderr', line);
+          connector?.stderrLine(line);
+        },
+        maskCut,
+      ),
     };
+    // A connector's stdout is protocol messages, read by its parser rather than cut into log lines.
+    const onStdout = connector
+      ? { push: (chunk: Buffer) => connector.stdout(chunk), end: () => connector.stdoutEnd() }
+      : splitters.stdout;
+    const output = { stdout: onStdout, stderr: splitters.stderr };
     try {
       this.proc = await TaskProcess.spawn({
-        argv: command.argv,
+        argv,
         cwd: dirs.work,
         env,
-        onOutput: (stream, chunk) => splitters[stream].push(chunk),
-        onOutputEnd: (stream) => splitters[stream].end(),
+        onOutput: (stream, chunk) => output[stream].push(chunk),
+        onOutputEnd: (stream) => output[stream].end(),
         onLeftovers: () => this.shipper.write('system', 'processes the task left running were killed'),
       });
     } catch (error) {
-      return this.notStarted(describeSpawnError(spec.task, command.argv[0], error as NodeJS.ErrnoException));
+      return this.notStarted(describeSpawnError(spec.task, argv[0], error as NodeJS.ErrnoException));
     }
 
     const proc = this.proc;
@@ -190,9 +227,14 @@ export class TaskRun {
     const exit = await proc.exited;
     this.taskEnded = true;
     clearTimeout(this.timeoutTimer);
-    splitters.stdout.end();
+    output.stdout.end();
     splitters.stderr.end();
-    return { started: true, exit };
+    if (!connector) return { started: true, exit };
+    const result = connector.finish(exit);
+    if (result.ok && result.artifact) {
+      await writeFile(join(dirs.artifactsDir, result.artifact.name), result.artifact.body);
+    }
+    return { started: true, exit, connector: result };
   }
 
   private notStarted(message: string, refusal?: Refusal): Outcome {
@@ -202,10 +244,12 @@ export class TaskRun {
   }
 
   /** Outputs, metrics and artifacts the task left; each failure is reported in the task's log. */
-  private async deliverTaskFiles(dirs: RunDirs): Promise<void> {
+  private async deliverTaskFiles(dirs: RunDirs, resultOutputs: Record<string, string>): Promise<void> {
     const { limits } = this.spec;
     const outputs = await readOutputs(dirs.outputsFile, limits.outputValueMaxBytes);
     outputs.problems.forEach((problem) => this.shipper.write('system', problem));
+    // A connector's result wins over what it wrote to $SLUICE_OUTPUTS.
+    Object.assign(outputs.value, resultOutputs);
     if (Object.keys(outputs.value).length > 0) {
       const masked = this.masker.maskRecord(outputs.value);
       await this.deliver('outputs', () => this.client.sendOutputs(masked));
@@ -276,6 +320,16 @@ export class TaskRun {
       return { request, exitCode: 1 };
     }
     const { code, signal } = outcome.exit;
+    if (outcome.connector && !outcome.connector.ok && !stoppedBy) {
+      // A connector that exited 0 without its result still failed: no exit code says success.
+      const exitCode = code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+      const request: ResultInput = {
+        exitCode: exitCode === 0 ? null : exitCode,
+        stoppedBy,
+        error: outcome.connector.error,
+      };
+      return { request, exitCode: exitCode === 0 ? 1 : exitCode };
+    }
     let exitCode: number;
     let error: string | null;
     if (code !== null) {

@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ended, explained, noContainersLeft, userApi } from '@sluice/testing';
+import { useDockerTopology } from './docker-support';
+
+/**
+ * `connector` tasks on the docker executor: the example source packaged as a
+ * connector image (AIRBYTE_ENTRYPOINT and ENTRYPOINT set, as connector images
+ * do), run through the injected runner (docs/connectors.md#where-it-runs).
+ */
+const OWNER = `conn-${randomBytes(3).toString('hex')}`;
+const IMAGE = 'sluice-test/source-sequence:1';
+const EXAMPLES = join(__dirname, '..', '..', '..', 'examples', 'connectors');
+
+const topology = useDockerTopology(OWNER);
+
+beforeAll(() => {
+  const context = mkdtempSync(join(tmpdir(), 'connector-image-'));
+  try {
+    cpSync(EXAMPLES, join(context, 'connectors'), { recursive: true });
+    writeFileSync(
+      join(context, 'Dockerfile'),
+      [
+        'FROM node:20-slim',
+        'COPY connectors /airbyte/connectors',
+        'ENV AIRBYTE_ENTRYPOINT="node /airbyte/connectors/source-sequence/main.cjs"',
+        'ENTRYPOINT ["node", "/airbyte/connectors/source-sequence/main.cjs"]',
+        '',
+      ].join('\n'),
+    );
+    execFileSync('docker', ['build', '-q', '-t', IMAGE, context], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } finally {
+    rmSync(context, { recursive: true, force: true });
+  }
+}, 120_000);
+
+async function runConnector(name: string, operation: string, config: string) {
+  const { server, everything } = topology;
+  const api = await userApi(server, 'admin');
+  const flow = [
+    'retry: { max_attempts: 1 }',
+    'tasks:',
+    '  - id: op',
+    '    type: connector',
+    `    executor: { type: docker, image: "${IMAGE}" }`,
+    `    operation: ${operation}`,
+    `    connector: { image: "${IMAGE}" }`,
+    `    config: ${config}`,
+    '',
+  ].join('\n');
+  expect((await api.putFlow('conn', name, flow)).status).toBe(200);
+  const id = await api.run('conn', name);
+  const execution = await explained(everything(), () => api.waitFor(id, ended, 90_000));
+  return execution.taskRuns[0] as (typeof execution.taskRuns)[number] & { error: string | null };
+}
+
+describe('docker executor: connector tasks', () => {
+  it('runs spec, check (valid and invalid config) and discover of a connector image', async () => {
+    const spec = await runConnector('spec', 'spec', '{}');
+    expect(spec.state).toBe('SUCCEEDED');
+    expect(JSON.parse(spec.outputs!.result!)).toMatchObject({
+      connectionSpecification: { title: 'Sequence source' },
+    });
+
+    const ok = await runConnector('check-ok', 'check', '{ records_per_stream: 3 }');
+    expect(ok).toMatchObject({ state: 'SUCCEEDED', outputs: { status: 'SUCCEEDED' } });
+
+    const bad = await runConnector('check-bad', 'check', '{ records_per_stream: -1 }');
+    expect(bad.state).toBe('SUCCEEDED');
+    expect(bad.outputs!.status).toBe('FAILED');
+
+    const discover = await runConnector(
+      'discover',
+      'discover',
+      '{ streams: [a, b, c], records_per_stream: 1 }',
+    );
+    expect(discover.state).toBe('SUCCEEDED');
+    expect(discover.outputs!.streams).toBe('3');
+
+    const failed = await runConnector('discover-bad', 'discover', '{}');
+    expect(failed.state).toBe('FAILED');
+    expect(failed.error).toMatch(/^invalid config: records_per_stream must be an integer/);
+
+    expect(await noContainersLeft(topology.fx.docker, OWNER)).toEqual([]);
+  }, 300_000);
+});

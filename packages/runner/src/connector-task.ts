@@ -1,0 +1,224 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  ConnectorOutputParser,
+  OperationOutcomeCollector,
+  type ConnectorOperation,
+  type OperationOutcome,
+  type ParsedLine,
+} from '@sluice/connector-protocol';
+import type { ConnectorTaskPart, LogStream } from '@sluice/protocol';
+import { cutMarker } from './line-splitter';
+
+/** The config file sits in the run dir beside work/, where no snapshot file can shadow it. */
+const CONFIG_BASENAME = 'connector-config.json';
+
+/** Room left in a result's error (the API takes 8192 characters) for the connector's last log lines. */
+const ERROR_MAX_CHARS = 8000;
+const ERROR_LOG_LINE_MAX_CHARS = 400;
+
+export interface ConnectorCommand {
+  argv: [string, ...string[]];
+  /** Written with mode 0600 before the connector starts; none for `spec`. */
+  configFile: { path: string; body: string } | null;
+}
+
+/**
+ * `<command...> <operation> [--config <file>]`: the connector protocol's
+ * command line (docs/connectors.md). The command is the task's (process
+ * executor); for an image, the runner runs inside that image's container and
+ * takes the image's `AIRBYTE_ENTRYPOINT`, which connector images set to their
+ * entrypoint. Null when there is neither.
+ */
+export function connectorCommand(
+  task: ConnectorTaskPart,
+  runRoot: string,
+  runnerEnv: Record<string, string | undefined>,
+): ConnectorCommand | null {
+  const entrypoint = runnerEnv.AIRBYTE_ENTRYPOINT?.trim().split(/\s+/).filter(Boolean);
+  const command = task.command ?? (task.image && entrypoint?.length ? entrypoint : undefined);
+  if (!command) return null;
+  const [file, ...args] = command;
+  if (task.operation === 'spec') return { argv: [file!, ...args, 'spec'], configFile: null };
+  const path = join(runRoot, CONFIG_BASENAME);
+  return {
+    argv: [file!, ...args, task.operation, '--config', path],
+    configFile: { path, body: JSON.stringify(task.config) },
+  };
+}
+
+/**
+ * Writes the config file and sets up the reading of the connector's output;
+ * null when there is nothing to run (see connectorCommand).
+ */
+export async function prepareConnector(
+  task: ConnectorTaskPart,
+  runRoot: string,
+  runnerEnv: Record<string, string | undefined>,
+  options: Omit<ConnectorOutputOptions, 'operation'>,
+): Promise<{ argv: [string, ...string[]]; output: ConnectorOutput } | null> {
+  const command = connectorCommand(task, runRoot, runnerEnv);
+  if (!command) return null;
+  // The config may hold resolved secrets: readable by the task's user only.
+  if (command.configFile) await writeFile(command.configFile.path, command.configFile.body, { mode: 0o600 });
+  return { argv: command.argv, output: new ConnectorOutput({ ...options, operation: task.operation }) };
+}
+
+/** What a connector task leaves: the outputs of its result, or why it failed. */
+export type ConnectorResult =
+  | {
+      ok: true;
+      outputs: Record<string, string>;
+      /** The result when it is too large for an output: uploaded as this artifact instead. */
+      artifact: { name: string; body: string } | null;
+    }
+  | { ok: false; error: string };
+
+export interface ConnectorOutputOptions {
+  operation: ConnectorOperation;
+  /** Writes a task log line (the shipper masks it again). */
+  log: (stream: LogStream, line: string) => void;
+  /** Replaces secret values; applied before a line is cut, so no secret is left half-visible. */
+  mask: (text: string) => string;
+  logLineMaxBytes: number;
+  outputValueMaxBytes: number;
+}
+
+/**
+ * Reads one spec/check/discover run: the connector's stdout goes through the
+ * protocol parser; LOG messages, TRACE errors, non-protocol lines and
+ * protocol errors become task log lines, the result message becomes the
+ * task's outputs. Stderr stays plain log lines and counts as log for the error.
+ */
+export class ConnectorOutput {
+  private readonly parser = new ConnectorOutputParser();
+  private readonly collector: OperationOutcomeCollector<ConnectorOperation>;
+  /** The first line that broke the protocol in a way that makes the result untrustworthy. */
+  private protocolError: string | null = null;
+
+  constructor(private readonly options: ConnectorOutputOptions) {
+    this.collector = new OperationOutcomeCollector(options.operation);
+  }
+
+  stdout(chunk: Buffer): void {
+    for (const line of this.parser.push(chunk)) this.line(line);
+  }
+
+  stdoutEnd(): void {
+    for (const line of this.parser.end()) this.line(line);
+  }
+
+  stderrLine(text: string): void {
+    this.collector.addStderr(text);
+  }
+
+  finish(exit: { code: number | null; signal: string | null }): ConnectorResult {
+    const outcome = this.collector.finish(exit);
+    if (!outcome.ok) return { ok: false, error: this.describeFailure(outcome.error, outcome.logs) };
+    if (this.protocolError) {
+      return { ok: false, error: this.describeFailure(this.protocolError, outcome.logs) };
+    }
+    const { outputs, result } = resultOutputs(outcome);
+    const max = this.options.outputValueMaxBytes;
+    if (outputs.message !== undefined && Buffer.byteLength(outputs.message) > max) {
+      outputs.message = outputs.message.slice(0, Math.floor(max / 4));
+    }
+    if (Buffer.byteLength(result) <= max)
+      return { ok: true, outputs: { result, ...outputs }, artifact: null };
+    // Masked here: artifacts are uploaded as they are, unlike outputs.
+    const name = `${outcome.operation}-result.json`;
+    this.options.log(
+      'system',
+      `the result is ${Buffer.byteLength(result)} bytes, over the output limit of ${max}: it is the artifact ${name}`,
+    );
+    return {
+      ok: true,
+      outputs: { result_artifact: name, ...outputs },
+      artifact: { name, body: this.options.mask(result) },
+    };
+  }
+
+  private line(line: ParsedLine): void {
+    this.collector.add(line);
+    const { log } = this.options;
+    switch (line.kind) {
+      case 'non-protocol':
+        return log('stdout', this.cut(line.text));
+      case 'error':
+        // Strict, like the outcome: a broken message (an over-long line may be a cut one) fails the
+        // operation even when a result came too; only a malformed LOG is just a log line lost.
+        if (line.error.code === 'line_too_long' || line.error.messageType !== 'LOG') {
+          this.protocolError ??= `the connector broke the protocol: ${line.error.message}`;
+        }
+        return log('system', `connector protocol error: ${line.error.message}`);
+      case 'unknown':
+        return log('system', `line ${line.line}: message of unknown type ${line.type} ignored`);
+      case 'message': {
+        const m = line.message;
+        if (m.type === 'LOG') log('stdout', this.cut(`${m.log.level} ${m.log.message}`));
+        else if (m.type === 'TRACE' && m.trace.type === 'ERROR' && m.trace.error) {
+          const kind = m.trace.error.failure_type ?? 'error';
+          log('stdout', this.cut(`TRACE ERROR (${kind}): ${m.trace.error.message}`));
+        } else if (m.type === 'SPEC' || m.type === 'CONNECTION_STATUS' || m.type === 'CATALOG') {
+          log('system', `connector answered ${m.type} (${line.bytes} bytes)`);
+        }
+        return;
+      }
+    }
+  }
+
+  private cut(text: string): string {
+    const masked = this.options.mask(text);
+    const max = this.options.logLineMaxBytes;
+    if (Buffer.byteLength(masked) <= max) return masked;
+    const bytes = Buffer.from(masked);
+    let end = max;
+    // Step back over UTF-8 continuation bytes so a character is not split.
+    while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+    return bytes.subarray(0, end).toString('utf8') + cutMarker(max);
+  }
+
+  private describeFailure(why: string, logs: string[]): string {
+    const { mask } = this.options;
+    let error = mask(why);
+    if (logs.length === 0) return error.slice(0, ERROR_MAX_CHARS);
+    error = `${error.slice(0, ERROR_MAX_CHARS / 2)}\nlast log lines:`;
+    const lines: string[] = [];
+    let room = ERROR_MAX_CHARS - error.length;
+    // The newest lines matter most: keep as many of them as fit.
+    for (const raw of [...logs].reverse()) {
+      const masked = mask(raw);
+      const line =
+        masked.length > ERROR_LOG_LINE_MAX_CHARS ? `${masked.slice(0, ERROR_LOG_LINE_MAX_CHARS)}…` : masked;
+      if (line.length + 1 > room) break;
+      lines.unshift(line);
+      room -= line.length + 1;
+    }
+    return [error, ...lines].join('\n');
+  }
+}
+
+/** The task's outputs for a result: `result` (the JSON) plus flat keys per operation (docs/connectors.md). */
+function resultOutputs(outcome: Extract<OperationOutcome, { ok: true }>): {
+  outputs: Record<string, string>;
+  result: string;
+} {
+  const result = JSON.stringify(outcome.result);
+  const outputs: Record<string, string> = {};
+  switch (outcome.operation) {
+    case 'check': {
+      const status = outcome.result as { status: string; message?: string };
+      outputs.status = status.status;
+      if (status.message !== undefined) outputs.message = status.message;
+      break;
+    }
+    case 'discover': {
+      const catalog = outcome.result as { streams: { name: string }[] };
+      outputs.streams = String(catalog.streams.length);
+      break;
+    }
+    case 'spec':
+      break;
+  }
+  return { outputs, result };
+}
