@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ended, explained, noContainersLeft, userApi } from '@sluice/testing';
+import { ended, ensureNodeImage, explained, noContainersLeft, requireDocker, userApi } from '@sluice/testing';
 import { useDockerTopology } from './docker-support';
 
 /**
@@ -17,14 +17,16 @@ const EXAMPLES = join(__dirname, '..', '..', '..', 'examples', 'connectors');
 
 const topology = useDockerTopology(OWNER);
 
-beforeAll(() => {
+beforeAll(async () => {
+  // The connector's base: node from this machine's files (no registry to pull node:20-slim from).
+  const base = await ensureNodeImage(await requireDocker());
   const context = mkdtempSync(join(tmpdir(), 'connector-image-'));
   try {
     cpSync(EXAMPLES, join(context, 'connectors'), { recursive: true });
     writeFileSync(
       join(context, 'Dockerfile'),
       [
-        'FROM node:20-slim',
+        `FROM ${base}`,
         'COPY connectors /airbyte/connectors',
         'ENV AIRBYTE_ENTRYPOINT="node /airbyte/connectors/source-sequence/main.cjs"',
         'ENTRYPOINT ["node", "/airbyte/connectors/source-sequence/main.cjs"]',

@@ -98,7 +98,7 @@ export async function ensureRunnerImage(
 
 let applets: string[] | undefined;
 
-function busyboxRootfs(): RootfsEntry[] {
+export function busyboxRootfs(): RootfsEntry[] {
   if (!existsSync(HOST_BUSYBOX)) {
     throw new Error(
       `${HOST_BUSYBOX} is missing: install busybox-static (bash scripts/docker-engine.sh does)`,

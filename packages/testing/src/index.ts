@@ -3,6 +3,7 @@ export * from './databases';
 export * from './processes';
 export * from './docker';
 export * from './docker-images';
+export * from './node-image';
 export * from './rootfs';
 export * from './docker-containers';
 export * from './eventually';
