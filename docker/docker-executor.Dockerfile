@@ -24,9 +24,11 @@ COPY . .
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm install --offline --frozen-lockfile
 # The build runs prisma generate (packages/store's generate script) before tsc.
 RUN pnpm exec nx run @sluice/app-docker-executor:build
-# A self-contained copy of the app with production dependencies only (workspace packages included).
+# A self-contained copy of the app with production dependencies only, workspace packages
+# included, resolved from the lockfile (inject-workspace-packages: the non-legacy deploy, which
+# reads the lockfile instead of resolving versions again).
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
-  pnpm --filter @sluice/app-docker-executor deploy --prod --offline --legacy /out
+  pnpm --config.inject-workspace-packages=true --filter @sluice/app-docker-executor deploy --prod --offline /out
 
 FROM ${NODE_IMAGE} AS runtime
 # tini forwards SIGTERM to node and reaps zombies. User 65532 gets a passwd entry: Node's
