@@ -24,8 +24,9 @@ COPY pnpm-lock.yaml pnpm-workspace.yaml ./
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm fetch
 COPY . .
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm install --offline --frozen-lockfile
-RUN pnpm exec nx run @sluice/app-runner:build \
-  && test -x apps/runner/dist/sea/sluice \
+# Every app is built, as in the app images, so the engine builds this layer once for all.
+RUN pnpm exec nx run-many -t build
+RUN test -x apps/runner/dist/sea/sluice \
   && test -f apps/runner/dist/sea/lib/ld-linux-x86-64.so.2
 
 FROM scratch

@@ -22,8 +22,9 @@ COPY pnpm-lock.yaml pnpm-workspace.yaml ./
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm fetch
 COPY . .
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm install --offline --frozen-lockfile
-# The build runs prisma generate (packages/store's generate script) before tsc.
-RUN pnpm exec nx run @sluice/app-server:build
+# Every app is built, so this layer too is shared by all the images. The build runs prisma
+# generate (packages/store's generate script) before tsc.
+RUN pnpm exec nx run-many -t build
 # A self-contained copy of the app with production dependencies only, workspace packages
 # included, resolved from the lockfile (inject-workspace-packages: the non-legacy deploy, which
 # reads the lockfile instead of resolving versions again).

@@ -4,6 +4,7 @@
 #   bash scripts/build-images.sh                 # every image: runner, server, jobs, docker-executor, k8s-executor
 #   bash scripts/build-images.sh runner server   # only these
 #   bash scripts/build-images.sh --no-check ...  # skip the start-and-answer-/live check
+#   (`nx affected -t docker-build` runs it per affected app: each app's docker-build script)
 #
 # Environment:
 #   DOCKER_HOST          the engine (default: the one scripts/docker-engine.sh starts or reuses)
@@ -139,10 +140,45 @@ build_one() {
   "$DOCKER" build -f "$ROOT/docker/$app.Dockerfile" --build-arg "NODE_IMAGE=$NODE_IMAGE" \
     --label "org.opencontainers.image.version=$TAG" -t "$name" "$ROOT" >&2
   BUILD_SECONDS[$app]=$(($(date +%s) - started))
-  say "$name built in ${BUILD_SECONDS[$app]} s"
+  # Tagged by app and version too (the app's package.json), so a pipeline can push both.
+  local version versioned
+  version=$(node -p "require('$ROOT/apps/$app/package.json').version")
+  versioned="${name%:*}:$version"
+  "$DOCKER" tag "$name" "$versioned"
+  say "$name ($versioned) built in ${BUILD_SECONDS[$app]} s"
 }
 
 # --- checks: each image starts ------------------------------------------------------------
+
+# What the Dockerfiles' HEALTHCHECK runs: /live at the port of INTERNAL_HTTP_SERVER_ADDR.
+LIVE_PROBE="const p = (process.env.INTERNAL_HTTP_SERVER_ADDR || ':8081').split(':').pop(); \
+fetch('http://127.0.0.1:' + p + '/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+
+# A throwaway PostgreSQL for the jobs check, from this machine's Debian PostgreSQL (jobs migrates
+# it itself). Sets PG_URL, or leaves it empty when there is none.
+PG_DIR=''
+PG_URL=''
+start_postgres() {
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  if [ -z "$bin" ] || ! id postgres >/dev/null 2>&1; then return 0; fi
+  PG_DIR=$(mktemp -d /tmp/sluice-images-pg.XXXXXX)
+  chown postgres "$PG_DIR"
+  local port
+  port=$(free_port)
+  su postgres -s /bin/sh -c "$bin/initdb --auth=trust -D $PG_DIR/data >$PG_DIR/log 2>&1 &&
+    $bin/pg_ctl -w -D $PG_DIR/data -l $PG_DIR/log -o '-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off' start >>$PG_DIR/log 2>&1" ||
+    { tail -n 20 "$PG_DIR/log" >&2; die "the PostgreSQL for the jobs check did not start"; }
+  PG_URL="postgresql://postgres@127.0.0.1:$port/postgres"
+  PG_BIN=$bin
+}
+stop_postgres() {
+  [ -n "$PG_DIR" ] || return 0
+  su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D $PG_DIR/data -m immediate stop" >/dev/null 2>&1 || true
+  rm -rf "$PG_DIR"
+}
 
 wait_live() {
   local container=$1
@@ -152,8 +188,7 @@ wait_live() {
       return 1
     fi
     # The image's own HEALTHCHECK command, run inside it: the internal port stays unpublished.
-    if "$DOCKER" exec "$container" node -e \
-      "fetch('http://127.0.0.1:8081/live').then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))" 2>/dev/null; then
+    if "$DOCKER" exec "$container" node -e "$LIVE_PROBE" 2>/dev/null; then
       return 0
     fi
     sleep 1
@@ -189,31 +224,47 @@ check_app() {
         -e SLUICE_EXECUTORS=inline "$name" server --standalone >/dev/null
       ;;
     jobs)
-      # jobs needs a database; the check only shows it starts and answers /live
-      "$DOCKER" run -d --name "$c" --read-only --tmpfs /tmp \
-        -e SLUICE_DATABASE_URL=postgresql://sluice@127.0.0.1:1/sluice "$name" >/dev/null
+      # jobs migrates and uses a database: a throwaway one on the host network.
+      start_postgres
+      if [ -z "$PG_URL" ]; then
+        say "$name: not started (no Debian PostgreSQL on this machine: apt-get install postgresql)"
+        return 0
+      fi
+      "$DOCKER" run -d --name "$c" --read-only --tmpfs /tmp --network host \
+        -e SLUICE_DATABASE_URL="$PG_URL" -e INTERNAL_HTTP_SERVER_ADDR="127.0.0.1:$(free_port)" "$name" >/dev/null
       ;;
     docker-executor | k8s-executor)
       local var=DOCKER_EXECUTOR_OWNER_ID
       [ "$app" = k8s-executor ] && var=K8S_EXECUTOR_OWNER_ID
       # Without its owner ID the executor does not start, and says which variable is missing.
       local out
-      if out=$("$DOCKER" run --rm -e EXECUTOR_API_URL=http://127.0.0.1:8081 "$name" 2>&1); then
+      if out=$("$DOCKER" run --rm -e EXECUTOR_API_URL=http://127.0.0.1:8081 -e EXECUTOR_API_TOKEN=check "$name" 2>&1); then
         die "$name started without $var"
       fi
       grep -q "$var" <<<"$out" || die "$name exited without naming $var: $out"
       say "$name without $var exits: $(grep -m1 "$var" <<<"$out")"
-      "$DOCKER" run -d --name "$c" --read-only --tmpfs /tmp -e "$var=check" \
-        -e EXECUTOR_API_URL=http://127.0.0.1:8081 "$name" >/dev/null
+      # The executor it is named for: docker with this engine's socket (through the socket's
+      # group, as docker/compose.yaml does); the kubernetes executor is not built yet, so
+      # k8s-executor runs SLUICE_EXECUTORS=process (README).
+      local run_as=(-e SLUICE_EXECUTORS=process)
+      local sock=${DOCKER_HOST#unix://}
+      if [ "$app" = docker-executor ] && [ -S "$sock" ]; then
+        run_as=(-e SLUICE_EXECUTORS=docker -v "$sock:/var/run/docker.sock" --group-add "$(stat -c %g "$sock")"
+          -e DOCKER_HOST=unix:///var/run/docker.sock)
+      fi
+      "$DOCKER" run -d --name "$c" --read-only --tmpfs /tmp -e "$var=check" "${run_as[@]}" \
+        -e EXECUTOR_API_URL=http://127.0.0.1:8081 -e EXECUTOR_API_TOKEN=check "$name" >/dev/null
       ;;
   esac
   if wait_live "$c"; then
     say "$name answers /live (user $("$DOCKER" exec "$c" id -u))"
     "$DOCKER" rm -f "$c" >/dev/null
     "$DOCKER" volume rm "$c" >/dev/null 2>&1 || true
+    stop_postgres
   else
     "$DOCKER" rm -f "$c" >/dev/null
     "$DOCKER" volume rm "$c" >/dev/null 2>&1 || true
+    stop_postgres
     die "$name did not answer /live"
   fi
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import {
   createTestDatabase,
   ended,
@@ -104,19 +105,39 @@ describeBuilt('the app images built by docker/<app>.Dockerfile', () => {
   });
 
   /** Starts `image` on the host network (its internal API on a free loopback port) with only `env`. */
-  async function startImage(image: string, env: Record<string, string>, cmd?: string[]) {
+  async function startImage(
+    image: string,
+    env: Record<string, string>,
+    host: { Binds?: string[]; GroupAdd?: string[] } = {},
+  ) {
     const internal = await freePort();
     const container = await docker.createContainer({
       Image: image,
-      ...(cmd ? { Cmd: cmd } : {}),
       Env: Object.entries({ ...env, INTERNAL_HTTP_SERVER_ADDR: `127.0.0.1:${internal}` }).map(
         ([k, v]) => `${k}=${v}`,
       ),
-      HostConfig: { NetworkMode: 'host', ReadonlyRootfs: true, Tmpfs: { '/tmp': '' } },
+      HostConfig: { NetworkMode: 'host', ReadonlyRootfs: true, Tmpfs: { '/tmp': '' }, ...host },
     });
     started.push(container);
     await container.start();
     return { container, url: `http://127.0.0.1:${internal}` };
+  }
+
+  /**
+   * The executor each image is named for, with what it needs: docker with this
+   * engine's socket (through the socket's group, as docker/compose.yaml does);
+   * k8s-executor runs SLUICE_EXECUTORS=process, all it runs today (README).
+   */
+  function executorSetup(app: string): {
+    env: Record<string, string>;
+    host: { Binds?: string[]; GroupAdd?: string[] };
+  } {
+    const socket = (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
+    if (app !== 'docker-executor') return { env: { SLUICE_EXECUTORS: 'process' }, host: {} };
+    return {
+      env: { SLUICE_EXECUTORS: 'docker', DOCKER_HOST: 'unix:///var/run/docker.sock' },
+      host: { Binds: [`${socket}:/var/run/docker.sock`], GroupAdd: [String(statSync(socket).gid)] },
+    };
   }
 
   async function answersLive(container: Container, url: string): Promise<void> {
@@ -203,7 +224,12 @@ describeBuilt('the app images built by docker/<app>.Dockerfile', () => {
       expect(refused.exitCode).not.toBe(0);
       expect(refused.output).toContain(variable);
 
-      const { container, url } = await startImage(appImage(app), { ...api, [variable]: `images-${app}` });
+      const setup = executorSetup(app);
+      const { container, url } = await startImage(
+        appImage(app),
+        { ...api, ...setup.env, [variable]: `images-${app}` },
+        setup.host,
+      );
       await answersLive(container, url);
     },
     90_000,
