@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Sluice images with a local Docker engine (see docs/images.md).
 #
-#   bash scripts/build-images.sh                 # every image: runner, server, jobs, docker-executor, k8s-executor
+#   bash scripts/build-images.sh                 # every image: runner, sluice-uv, server, jobs, docker-executor, k8s-executor
 #   bash scripts/build-images.sh runner server   # only these
 #   bash scripts/build-images.sh --no-check ...  # skip the start-and-answer-/live check
 #   (`nx affected -t docker-build` runs it per affected app: each app's docker-build script)
@@ -15,6 +15,9 @@
 #                        is replaced by a local stand-in.
 #   NODE_IMAGE           the Node.js base (default node:20-slim). Pin it by digest on a machine
 #                        with a registry: NODE_IMAGE=node:20-slim@sha256:<digest>
+#   DEBIAN_IMAGE         the Debian base of sluice-uv (default debian:bookworm-slim); pin it by digest likewise
+#   SLUICE_UV_WITH_UV    1 | 0 (default: 1 when astral.sh answers): sluice-uv with uv and Python 3.12,
+#                        or without uv and with Debian's python3 (docker/sluice-uv.Dockerfile)
 #   SLUICE_IMAGE_TAG     tag of the built images (default: latest)
 #   SLUICE_BASE_CACHE    where stand-in root file systems are cached (default /var/cache/sluice/base-images)
 #
@@ -23,8 +26,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ALL_IMAGES=(runner server jobs docker-executor k8s-executor)
+ALL_IMAGES=(runner sluice-uv server jobs docker-executor k8s-executor)
 NODE_IMAGE=${NODE_IMAGE:-node:20-slim}
+DEBIAN_IMAGE=${DEBIAN_IMAGE:-debian:bookworm-slim}
 BASES=${SLUICE_BASES:-auto}
 TAG=${SLUICE_IMAGE_TAG:-latest}
 CACHE=${SLUICE_BASE_CACHE:-/var/cache/sluice/base-images}
@@ -124,25 +128,47 @@ ensure_base() {
         --change 'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/host-ca-certificates.crt' \
         --change 'CMD ["node"]'
       ;;
+    debian) import_stand_in "$name" "$(debian_rootfs_tar)" --change 'CMD ["bash"]' ;;
     *) die "no stand-in recipe for $kind" ;;
   esac
 }
 
 # --- the images -----------------------------------------------------------------------------
 
-image_name() { if [ "$1" = runner ]; then printf 'sluice:%s' "$TAG"; else printf 'sluice-%s:%s' "$1" "$TAG"; fi; }
+image_name() {
+  case "$1" in
+    runner) printf 'sluice:%s' "$TAG" ;;
+    sluice-uv) printf 'sluice-uv:%s' "$TAG" ;;
+    *) printf 'sluice-%s:%s' "$1" "$TAG" ;;
+  esac
+}
+
+# sluice-uv needs uv's and Python's downloads from astral.sh; they are not reachable everywhere.
+with_uv() {
+  if [ -n "${SLUICE_UV_WITH_UV:-}" ]; then printf '%s' "$SLUICE_UV_WITH_UV"; return; fi
+  if curl -sfI --max-time 10 https://astral.sh/uv/install.sh >/dev/null 2>&1; then printf 1; else printf 0; fi
+}
 
 build_one() {
   local app=$1 name started
   name=$(image_name "$app")
   started=$(date +%s)
   say "docker build -f docker/$app.Dockerfile -t $name"
-  "$DOCKER" build -f "$ROOT/docker/$app.Dockerfile" --build-arg "NODE_IMAGE=$NODE_IMAGE" \
+  local extra=()
+  if [ "$app" = sluice-uv ]; then
+    local uv
+    uv=$(with_uv)
+    [ "$uv" = 1 ] || say "sluice-uv: astral.sh is not reachable: built WITH_UV=0 (no uv; Debian's python3, not 3.12)"
+    extra=(--build-arg "RUNNER_IMAGE=$(image_name runner)" --build-arg "DEBIAN_IMAGE=$DEBIAN_IMAGE" --build-arg "WITH_UV=$uv")
+  fi
+  "$DOCKER" build -f "$ROOT/docker/$app.Dockerfile" --build-arg "NODE_IMAGE=$NODE_IMAGE" "${extra[@]}" \
     --label "org.opencontainers.image.version=$TAG" -t "$name" "$ROOT" >&2
   BUILD_SECONDS[$app]=$(($(date +%s) - started))
   # Tagged by app and version too (the app's package.json), so a pipeline can push both.
   local version versioned
-  version=$(node -p "require('$ROOT/apps/$app/package.json').version")
+  local pkg=$app
+  [ "$app" = sluice-uv ] && pkg=runner
+  version=$(node -p "require('$ROOT/apps/$pkg/package.json').version")
   versioned="${name%:*}:$version"
   "$DOCKER" tag "$name" "$versioned"
   say "$name ($versioned) built in ${BUILD_SECONDS[$app]} s"
@@ -210,6 +236,15 @@ check_runner() {
   [ -x "$dir/sluice" ] && [ -f "$dir/lib/ld-linux-x86-64.so.2" ] || die "$name runner-install wrote no runner"
   say "$name runner-install: $(ls "$dir" "$dir/lib" | tr '\n' ' ')"
   rm -rf "$dir"
+}
+
+check_uv() {
+  local name out
+  name=$(image_name sluice-uv)
+  out=$("$DOCKER" run --rm "$name" bash -c 'id -u; sluice help | head -n 1; python --version; bun --version; git --version;
+    if command -v uv >/dev/null; then uv --version; fi; cat /etc/sluice-uv.left-out 2>/dev/null || true' 2>&1) ||
+    die "$name does not run bash, sluice, python, bun and git: $out"
+  say "$name: $(tr '\n' ';' <<<"$out")"
 }
 
 check_app() {
@@ -286,12 +321,23 @@ main() {
   pick_docker
   if [ -z "${DOCKER_HOST:-}" ]; then eval "$(bash "$ROOT/scripts/docker-engine.sh")"; fi
   ensure_base "$NODE_IMAGE" node
+  for app in "${images[@]}"; do
+    if [ "$app" = sluice-uv ]; then
+      ensure_base "$DEBIAN_IMAGE" debian
+      [[ " ${images[*]} " == *" runner "* ]] || image_exists "$(image_name runner)" ||
+        die "sluice-uv copies the runner from $(image_name runner): build runner first"
+    fi
+  done
 
   declare -gA BUILD_SECONDS=()
   for app in "${images[@]}"; do build_one "$app"; done
   if [ "$CHECK" = 1 ]; then
     for app in "${images[@]}"; do
-      if [ "$app" = runner ]; then check_runner; else check_app "$app"; fi
+      case "$app" in
+        runner) check_runner ;;
+        sluice-uv) check_uv ;;
+        *) check_app "$app" ;;
+      esac
     done
   fi
 

@@ -30,11 +30,12 @@ type CreateOptions = Parameters<Docker['createContainer']>[0];
 const BUILT = process.env.SLUICE_IMAGES_BUILT === '1';
 const TAG = process.env.SLUICE_IMAGE_TAG ?? 'latest';
 const RUNNER_IMAGE = `sluice:${TAG}`;
+const UV_IMAGE = `sluice-uv:${TAG}`;
 const appImage = (app: string) => `sluice-${app}:${TAG}`;
 
 const describeBuilt = BUILT ? describe : describe.skip;
 
-describeBuilt('the sluice runner image built by docker/runner.Dockerfile', () => {
+describeBuilt('the runner images built by docker/runner.Dockerfile and docker/sluice-uv.Dockerfile', () => {
   const OWNER = `images-${randomBytes(3).toString('hex')}`;
   const topology = useDockerTopology(OWNER, {
     executorEnv: async () => ({ SLUICE_RUNNER_IMAGE: RUNNER_IMAGE }),
@@ -59,32 +60,72 @@ describeBuilt('the sluice runner image built by docker/runner.Dockerfile', () =>
     expect(shell.error ?? '').toMatch(/no such file|not found/i);
   });
 
+  /** Runs one command task in `image` to its end: the task run, and its stdout lines. */
+  async function runTask(image: string, command: string[], extra = '') {
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const name = `img-${randomBytes(3).toString('hex')}`;
+    const flow = [
+      'retry: { max_attempts: 1 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      `    executor: { type: docker, image: "${image}"${extra} }`,
+      `    command: ${JSON.stringify(command)}`,
+      '',
+    ].join('\n');
+    expect((await api.putFlow('img', name, flow)).status).toBe(200);
+    const id = await api.run('img', name);
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 90_000));
+    expect(execution.state).toBe('SUCCEEDED');
+    const [run] = execution.taskRuns;
+    const logs = await api.logs(run!.id);
+    return { run, stdout: logs.filter((l) => l.stream === 'stdout').map((l) => l.line) };
+  }
+
   it.each([
     ['busybox-static (no libc)', () => topology.fx.busybox],
     ['glibc without libstdc++', () => topology.fx.glibc],
   ])(
     'injects the runner from it into %s and runs the task end to end',
     async (_, image) => {
-      const { server, everything } = topology;
-      const api = await userApi(server, 'admin');
-      const name = `img-${randomBytes(3).toString('hex')}`;
-      const flow = [
-        'retry: { max_attempts: 1 }',
-        'tasks:',
-        '  - id: main',
-        '    type: command',
-        `    executor: { type: docker, image: "${image()}" }`,
-        `    command: ["sh", "-c", "echo \\"hello from $(uname -s)\\"; echo answer=42 >> \\"$SLUICE_OUTPUTS\\""]`,
-        '',
-      ].join('\n');
-      expect((await api.putFlow('img', name, flow)).status).toBe(200);
-      const id = await api.run('img', name);
-      const execution = await explained(everything(), () => api.waitFor(id, ended, 90_000));
-      expect(execution.state).toBe('SUCCEEDED');
-      const [run] = execution.taskRuns;
+      const { run, stdout } = await runTask(image(), [
+        'sh',
+        '-c',
+        'echo "hello from $(uname -s)"; echo answer=42 >> "$SLUICE_OUTPUTS"',
+      ]);
       expect(run).toMatchObject({ state: 'SUCCEEDED', ownerId: OWNER, outputs: { answer: '42' } });
-      const logs = await api.logs(run!.id);
-      expect(logs.filter((l) => l.stream === 'stdout').map((l) => l.line)).toEqual(['hello from Linux']);
+      expect(stdout).toEqual(['hello from Linux']);
+    },
+    120_000,
+  );
+
+  // Python is Debian's 3.11 where sluice-uv was built WITH_UV=0 (no uv, no Python 3.12: see
+  // docker/sluice-uv.Dockerfile); the test asserts a python 3, not which one.
+  it.each([
+    ['bash', ['bash', '-c', 'echo "bash ${BASH_VERSINFO[0]}"; echo lang=bash >> "$SLUICE_OUTPUTS"']],
+    [
+      'python',
+      [
+        'python',
+        '-c',
+        "import os, sys; print('python', sys.version_info[0]); open(os.environ['SLUICE_OUTPUTS'], 'a').write('lang=python\\n')",
+      ],
+    ],
+    [
+      'bun',
+      [
+        'bun',
+        '-e',
+        "console.log('bun', typeof Bun); require('fs').appendFileSync(process.env.SLUICE_OUTPUTS, 'lang=bun\\n')",
+      ],
+    ],
+  ])(
+    'runs a %s task in sluice-uv with inject_runner: false',
+    async (lang, command) => {
+      const { run, stdout } = await runTask(UV_IMAGE, command as string[], ', inject_runner: false');
+      expect(run).toMatchObject({ state: 'SUCCEEDED', outputs: { lang } });
+      expect(stdout).toEqual([{ bash: 'bash 5', python: 'python 3', bun: 'bun object' }[lang]]);
     },
     120_000,
   );
