@@ -68,8 +68,8 @@ debian_rootfs_tar() {
     # What the slim images leave out, so the stand-in is as small as theirs.
     rm -rf "$dir/rootfs/var/cache/apt/archives/"*.deb "$dir/rootfs/var/lib/apt/lists/"*
     mkdir -p "$CACHE"
-    tar -C "$dir/rootfs" --numeric-owner -cf "$tar.partial" .
-    mv "$tar.partial" "$tar"
+    tar -C "$dir/rootfs" --numeric-owner -cf "$tar.partial.$$" .
+    mv "$tar.partial.$$" "$tar"
     rm -rf "$dir"
   fi
   printf '%s\n' "$tar"
@@ -96,8 +96,8 @@ node_rootfs_tar() {
     ln -s ../lib/node_modules/npm/bin/npx-cli.js "$dir/rootfs/usr/local/bin/npx"
     ln -s ../lib/node_modules/corepack/dist/corepack.js "$dir/rootfs/usr/local/bin/corepack"
     cp "$HOST_CA_BUNDLE" "$dir/rootfs/usr/local/share/host-ca-certificates.crt"
-    tar -C "$dir/rootfs" --numeric-owner -cf "$tar.partial" .
-    mv "$tar.partial" "$tar"
+    tar -C "$dir/rootfs" --numeric-owner -cf "$tar.partial.$$" .
+    mv "$tar.partial.$$" "$tar"
     rm -rf "$dir"
   fi
   printf '%s\n' "$tar"
@@ -161,15 +161,14 @@ build_one() {
     [ "$uv" = 1 ] || say "sluice-uv: astral.sh is not reachable: built WITH_UV=0 (no uv; Debian's python3, not 3.12)"
     extra=(--build-arg "RUNNER_IMAGE=$(image_name runner)" --build-arg "DEBIAN_IMAGE=$DEBIAN_IMAGE" --build-arg "WITH_UV=$uv")
   fi
-  "$DOCKER" build -f "$ROOT/docker/$app.Dockerfile" --build-arg "NODE_IMAGE=$NODE_IMAGE" "${extra[@]}" \
-    --label "org.opencontainers.image.version=$TAG" -t "$name" "$ROOT" >&2
-  BUILD_SECONDS[$app]=$(($(date +%s) - started))
   # Tagged by app and version too (the app's package.json), so a pipeline can push both.
-  local version versioned
-  local pkg=$app
+  local pkg=$app version versioned
   [ "$app" = sluice-uv ] && pkg=runner
   version=$(node -p "require('$ROOT/apps/$pkg/package.json').version")
   versioned="${name%:*}:$version"
+  "$DOCKER" build -f "$ROOT/docker/$app.Dockerfile" --build-arg "NODE_IMAGE=$NODE_IMAGE" "${extra[@]}" \
+    --label "org.opencontainers.image.version=$version" -t "$name" "$ROOT" >&2
+  BUILD_SECONDS[$app]=$(($(date +%s) - started))
   "$DOCKER" tag "$name" "$versioned"
   say "$name ($versioned) built in ${BUILD_SECONDS[$app]} s"
 }
