@@ -1,34 +1,40 @@
-# syntax=docker/dockerfile:1
-# The `sluice` runner image (SLUICE_RUNNER_IMAGE): `sluice exec` and `sluice runner-install DIR`
-# at /usr/local/bin/sluice. The docker executor copies the runner out of this image; the
-# kubernetes executor runs `sluice runner-install /sluice-bin` in it as an init container.
-# Build from the repository root:
-#   docker build -f docker/runner.Dockerfile -t sluice .
-# Note: when the single-executable runner build lands (docs/decisions.md §11), the runtime stage
-# becomes distroless static holding only that binary; until then it is node:20-slim.
+# The `sluice` runner image (SLUICE_RUNNER_IMAGE, docs/decisions.md §11): the self-contained
+# runner at /usr/local/bin/sluice and its loader + libraries in /usr/local/bin/lib/, nothing else.
+# The docker executor copies both out of it; the kubernetes executor runs
+# `sluice runner-install /sluice-bin` in it as an init container. See docs/images.md.
+# Build from the repository root (or bash scripts/build-images.sh runner):
+#   DOCKER_BUILDKIT=1 docker build -f docker/runner.Dockerfile -t sluice .
+#
+# The build stage's node is the one the runner embeds. Pin the base by digest where a registry
+# is reachable: --build-arg NODE_IMAGE=node:20-slim@sha256:<digest>
 ARG NODE_IMAGE=node:20-slim
 
 FROM ${NODE_IMAGE} AS pnpm
-ENV PNPM_HOME=/pnpm PATH=/pnpm:$PATH NX_DAEMON=false NX_NO_CLOUD=true
-RUN npm i -g pnpm@10.34.9
+ENV PNPM_HOME=/pnpm PATH=/pnpm:$PATH NX_DAEMON=false NX_NO_CLOUD=true CI=true
+# binutils: `strip` for the runner's node binary (apps/runner/scripts/build-sea.cjs).
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends binutils \
+  && rm -rf /var/lib/apt/lists/* \
+  && npm i -g pnpm@10.34.9
 WORKDIR /src
 
 FROM pnpm AS build
-COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+# Only the lockfile decides this layer, so it is reused until dependencies change.
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm fetch
 COPY . .
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm install --offline --frozen-lockfile
-RUN pnpm exec nx run @sluice/app-runner:build
-RUN pnpm --filter @sluice/app-runner deploy --prod --legacy /out
+# Every app is built, as in the app images, so the engine builds this layer once for all.
+RUN pnpm exec nx run-many -t build
+RUN test -x apps/runner/dist/sea/sluice \
+  && test -f apps/runner/dist/sea/lib/ld-linux-x86-64.so.2
 
-FROM ${NODE_IMAGE} AS runtime
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini ca-certificates \
-  && rm -rf /var/lib/apt/lists/*
-WORKDIR /app
-COPY --from=build --chown=65532:65532 /out /app
-RUN printf '#!/bin/sh\nexec node /app/dist/main.js "$@"\n' > /usr/local/bin/sluice && chmod 755 /usr/local/bin/sluice
-ENV NODE_ENV=production
+FROM scratch
+COPY --from=build /src/apps/runner/dist/sea/sluice /usr/local/bin/sluice
+COPY --from=build /src/apps/runner/dist/sea/lib/ /usr/local/bin/lib/
 USER 65532:65532
-ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/sluice"]
+# A single executable application honours NODE_OPTIONS: keep it empty.
+ENV NODE_OPTIONS=
+# No libc in the image: the runner starts through the loader beside it.
+ENTRYPOINT ["/usr/local/bin/lib/ld-linux-x86-64.so.2", "--library-path", "/usr/local/bin/lib", "/usr/local/bin/sluice"]
 CMD ["--help"]

@@ -1,36 +1,55 @@
-# syntax=docker/dockerfile:1
-# The sluice server: public API and UI, internal API; `server --standalone` runs everything in one process.
-# Build from the repository root:
-#   docker build -f docker/server.Dockerfile -t sluice-server .
+# sluice server: public API and UI, internal API; `server --standalone` runs everything in one process.
+# Build from the repository root (or bash scripts/build-images.sh server; see docs/images.md):
+#   DOCKER_BUILDKIT=1 docker build -f docker/server.Dockerfile -t sluice-server .
+#
+# Pin the base by digest where a registry is reachable:
+#   --build-arg NODE_IMAGE=node:20-slim@sha256:<digest>
 ARG NODE_IMAGE=node:20-slim
 
+# The first two stages are the same in every docker/*.Dockerfile, so the engine builds them once.
 FROM ${NODE_IMAGE} AS pnpm
-ENV PNPM_HOME=/pnpm PATH=/pnpm:$PATH NX_DAEMON=false NX_NO_CLOUD=true
-RUN npm i -g pnpm@10.34.9
+ENV PNPM_HOME=/pnpm PATH=/pnpm:$PATH NX_DAEMON=false NX_NO_CLOUD=true CI=true
+# binutils: `strip` for the runner's node binary (apps/runner/scripts/build-sea.cjs).
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends binutils \
+  && rm -rf /var/lib/apt/lists/* \
+  && npm i -g pnpm@10.34.9
 WORKDIR /src
 
 FROM pnpm AS build
 # Only the lockfile decides this layer, so it is reused until dependencies change.
-COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm fetch
 COPY . .
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm install --offline --frozen-lockfile
-RUN pnpm exec nx run @sluice/app-server:build
-# A self-contained copy of the app with production dependencies only (workspace packages included).
-RUN pnpm --filter @sluice/app-server deploy --prod --legacy /out
+# Every app is built, so this layer too is shared by all the images. The build runs prisma
+# generate (packages/store's generate script) before tsc.
+RUN pnpm exec nx run-many -t build
+# A self-contained copy of the app with production dependencies only, workspace packages
+# included, resolved from the lockfile (inject-workspace-packages: the non-legacy deploy, which
+# reads the lockfile instead of resolving versions again).
+RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
+  pnpm --config.inject-workspace-packages=true --filter @sluice/app-server deploy --prod --offline /out
 
 FROM ${NODE_IMAGE} AS runtime
-# tini forwards SIGTERM to node and reaps zombies (or run the image with `docker run --init`).
+# tini forwards SIGTERM to node and reaps zombies. User 65532 gets a passwd entry: Node's
+# os.userInfo() (which the embedded PostgreSQL calls) fails without one.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini ca-certificates \
-  && rm -rf /var/lib/apt/lists/*
+  && rm -rf /var/lib/apt/lists/* \
+  && groupadd --gid 65532 sluice \
+  && useradd --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin sluice
 WORKDIR /app
-COPY --from=build --chown=65532:65532 /out /app
+# Owned by root: the app never writes its own files, so the root file system can be read-only.
+COPY --from=build /out /app
 # A standalone server without a database URL keeps its embedded PostgreSQL and generated secrets here.
 RUN mkdir -p /var/lib/sluice && chown 65532:65532 /var/lib/sluice
 VOLUME /var/lib/sluice
-ENV NODE_ENV=production SLUICE_DATA_DIR=/var/lib/sluice
+ENV SLUICE_DATA_DIR=/var/lib/sluice
+ENV NODE_ENV=production
 USER 65532:65532
 EXPOSE 8080 8081
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "const p = (process.env.INTERNAL_HTTP_SERVER_ADDR || ':8081').split(':').pop(); fetch('http://127.0.0.1:' + p + '/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/main.js"]
 CMD ["server", "--standalone"]
