@@ -86,10 +86,16 @@ export class KubeClient {
   }
 }
 
-/** The kube client of KUBECONFIG, else the pod's service account (in-cluster), else ~/.kube/config. */
-export function createKubeClient(namespace: string): KubeClient {
+/**
+ * The kube client of `env`'s KUBECONFIG (its first file), else the pod's service account
+ * (in-cluster, KUBERNETES_SERVICE_HOST), else the client's defaults (~/.kube/config).
+ */
+export function createKubeClient(namespace: string, env: NodeJS.ProcessEnv = process.env): KubeClient {
   const config = new KubeConfig();
-  config.loadFromDefault();
+  const file = env.KUBECONFIG?.split(':')[0];
+  if (file) config.loadFromFile(file);
+  else if (env.KUBERNETES_SERVICE_HOST) config.loadFromCluster();
+  else config.loadFromDefault();
   return new KubeClient(config, namespace);
 }
 
@@ -120,4 +126,27 @@ async function ignoreNotFound<T>(call: Promise<T>): Promise<T | null> {
     if (isKubeStatus(err, 404)) return null;
     throw err;
   }
+}
+
+/**
+ * The probe of detection and of the engine watch (docs/decisions.md §5): a Job create with
+ * dryRun=All in the namespace, which checks the API server, the namespace and the Role at once
+ * and creates nothing.
+ */
+export async function kubernetesDryRun(client: KubeClient): Promise<boolean> {
+  await client.createJob(
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'sluice-dry-run' },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: { restartPolicy: 'Never', containers: [{ name: 'probe', image: 'sluice-dry-run' }] },
+        },
+      },
+    },
+    true,
+  );
+  return true;
 }

@@ -22,6 +22,8 @@ export interface KubernetesExecutorOptions {
   imagePullGraceMs?: number;
   /** The executor's own heartbeat, which covers a Pending pod before its runner is up; default 5 s. */
   heartbeatIntervalMs?: number;
+  /** K8S_EXECUTOR_SERVER_ADDR: the pods' SLUICE_API_URL; default the context's runner API URL. */
+  serverAddr?: string;
 }
 
 interface KubeTaskRun {
@@ -54,6 +56,7 @@ export class KubernetesExecutor implements Executor {
   private readonly pollIntervalMs: number;
   private readonly imagePullGraceMs: number;
   private readonly heartbeatIntervalMs: number;
+  private readonly serverAddr: string | undefined;
   private readonly local = new Map<string, KubeTaskRun>();
   private closed = false;
 
@@ -67,6 +70,7 @@ export class KubernetesExecutor implements Executor {
     this.pollIntervalMs = options.pollIntervalMs ?? 2_000;
     this.imagePullGraceMs = options.imagePullGraceMs ?? 30_000;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 5_000;
+    this.serverAddr = options.serverAddr;
   }
 
   async start(run: ClaimedTaskRun, ctx: ExecutorContext): Promise<TaskRunHandle> {
@@ -76,7 +80,7 @@ export class KubernetesExecutor implements Executor {
     const job = jobManifest({
       run,
       ownerId: this.ownerId,
-      runnerApiUrl: ctx.runnerApiUrl,
+      runnerApiUrl: this.serverAddr ?? ctx.runnerApiUrl,
       runnerImage: this.runnerImage,
       defaultResources: this.defaultResources,
     });
@@ -127,14 +131,12 @@ export class KubernetesExecutor implements Executor {
     const name = entry?.job ?? handle.externalRef;
     if (!name) return;
     // void: cancel returns once asked; a failed delete is logged, and the owner's cleanup finds the Job again.
-    void this.client
-      .deleteJob(name)
-      .catch((err) =>
-        entry?.ctx.log.warn('deleting a Job for a cancel failed', {
-          job: name,
-          error: kubeErrorMessage(err),
-        }),
-      );
+    void this.client.deleteJob(name).catch((err) =>
+      entry?.ctx.log.warn('deleting a Job for a cancel failed', {
+        job: name,
+        error: kubeErrorMessage(err),
+      }),
+    );
   }
 
   async status(handle: TaskRunHandle): Promise<ExecutorStatus> {
