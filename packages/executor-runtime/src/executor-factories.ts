@@ -12,7 +12,12 @@ import {
   type ExecutorContext,
   type Logger,
 } from '@sluice/executors';
-import { startDockerCleanup, type AdoptionTarget, type CleanupLoop } from '@sluice/owner-cleanup';
+import {
+  startDockerCleanup,
+  startKubernetesCleanup,
+  type AdoptionTarget,
+  type CleanupLoop,
+} from '@sluice/owner-cleanup';
 import type { ExecutorProtocol, ExecutorType } from '@sluice/protocol';
 import { answersWithin, DOCKER_PING_TIMEOUT_MS, KUBERNETES_DRY_RUN_TIMEOUT_MS } from './answers-within';
 
@@ -165,8 +170,9 @@ const kubernetes: ExecutorFactory = {
     const settings = k8sSettings(ctx);
     const { ownerId } = settings;
     const defaults = ctx.instance.runtimeDefaults;
+    const client = createKubeClient(settings.namespace, ctx.env);
     const executor = new KubernetesExecutor({
-      client: createKubeClient(settings.namespace, ctx.env),
+      client,
       ownerId,
       runnerImage: ctx.instance.runnerImage,
       serverAddr: settings.serverAddr,
@@ -179,6 +185,17 @@ const kubernetes: ExecutorFactory = {
       executor,
       ownerId,
       engine: { name: 'Kubernetes API', answers: kubernetesAnswers(settings.namespace, ctx.env) },
+      startCleanup: (wiring) =>
+        startKubernetesCleanup({
+          client,
+          executor,
+          ownerId,
+          protocol: wiring.protocol,
+          ctx: wiring.ctx,
+          instance: wiring.instance,
+          intervalMs: settings.cleanupInterval,
+          log: wiring.log,
+        }),
     };
   },
 };

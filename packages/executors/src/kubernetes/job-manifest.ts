@@ -186,3 +186,30 @@ export function jobManifest(input: JobManifestInput): V1Job {
     },
   };
 }
+
+/** What a Job's labels and annotations say about its task run; null when they name none. */
+export function taskRunOfJob(job: V1Job): ClaimedTaskRun | null {
+  const labels = job.metadata?.labels ?? {};
+  const notes = job.metadata?.annotations ?? {};
+  const taskRunId = labels[KUBE_LABELS.taskRun];
+  const attempt = Number(labels[KUBE_LABELS.attempt]);
+  const fence = Number(notes[KUBE_ANNOTATIONS.fence]);
+  if (!taskRunId || !Number.isInteger(attempt) || attempt < 1 || !Number.isInteger(fence)) return null;
+  const image = job.spec?.template.spec?.containers.find((c) => c.name === TASK_CONTAINER)?.image;
+  return {
+    taskRunId,
+    executionId: notes[KUBE_ANNOTATIONS.execution] ?? '',
+    taskId: notes[KUBE_ANNOTATIONS.task] ?? '',
+    attempt,
+    fence,
+    executor: {
+      type: 'kubernetes',
+      pool: notes[KUBE_ANNOTATIONS.pool] ?? 'default',
+      ...(image ? { image } : {}),
+    },
+    timeoutMs: Number(notes[KUBE_ANNOTATIONS.timeoutMs]) || 1,
+    task: {},
+    // The token stays in the Job's Secret; the executor never needs it again.
+    runToken: '',
+  };
+}

@@ -67,6 +67,40 @@ export class KubeClient {
     );
   }
 
+  /** Every Job matching `labelSelector`, page by page (the API calls grow with pages, not with Jobs). */
+  async listJobs(labelSelector: string, pageSize = 200): Promise<V1Job[]> {
+    const jobs: V1Job[] = [];
+    let next: string | undefined;
+    do {
+      const page = await this.batch.listNamespacedJob({
+        namespace: this.namespace,
+        labelSelector,
+        limit: pageSize,
+        ...(next ? { _continue: next } : {}),
+      });
+      jobs.push(...page.items);
+      next = page.metadata?._continue || undefined;
+    } while (next);
+    return jobs;
+  }
+
+  /** Every Secret matching `labelSelector`, page by page. */
+  async listSecrets(labelSelector: string, pageSize = 200): Promise<V1Secret[]> {
+    const secrets: V1Secret[] = [];
+    let next: string | undefined;
+    do {
+      const page = await this.core.listNamespacedSecret({
+        namespace: this.namespace,
+        labelSelector,
+        limit: pageSize,
+        ...(next ? { _continue: next } : {}),
+      });
+      secrets.push(...page.items);
+      next = page.metadata?._continue || undefined;
+    } while (next);
+    return secrets;
+  }
+
   /** The pods the Job controller created for a Job (it labels them `job-name`). */
   async jobPods(job: string): Promise<V1Pod[]> {
     const list = await this.core.listNamespacedPod({

@@ -3,7 +3,7 @@ import type { ClaimedTaskRun, Resources } from '@sluice/protocol';
 import { errorMessage, isStaleFenceError } from '../errors';
 import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRunHandle } from '../executor';
 import { TaskRunStartError } from '../start-error';
-import { jobManifest, secretManifest } from './job-manifest';
+import { jobManifest, secretManifest, taskRunOfJob } from './job-manifest';
 import { isKubeStatus, kubeErrorMessage, type KubeClient } from './kube-client';
 import { jobConditionEnd, podEnd, type JobEnd, type PullErrorsSince } from './pod-failure';
 
@@ -159,9 +159,30 @@ export class KubernetesExecutor implements Executor {
     }
   }
 
-  /** Task runs whose Job this executor watches now. */
+  /** Task runs whose Job this executor watches now (cleanup must not touch them). */
   tracked(): string[] {
     return [...this.local.keys()];
+  }
+
+  /**
+   * Takes over a Job of this owner whose task run the server still runs (after a restart of the
+   * executor): heartbeats and watches it as if this executor had created it. Null when it is
+   * already watched here or its labels name no task run.
+   */
+  adopt(job: V1Job, ctx: ExecutorContext): { run: ClaimedTaskRun; handle: TaskRunHandle } | null {
+    if (this.closed) return null;
+    const run = taskRunOfJob(job);
+    const name = job.metadata?.name;
+    if (!run || !name || this.local.has(run.taskRunId)) return null;
+    const entry = this.track(run.taskRunId, run.fence, name, ctx);
+    entry.outcome = this.watch(entry);
+    return { run, handle: { taskRunId: run.taskRunId, fence: run.fence, externalRef: name } };
+  }
+
+  /** Stops watching a task run's Job without touching it (an adoption nobody took). */
+  release(taskRunId: string): void {
+    const entry = this.local.get(taskRunId);
+    if (entry) this.untrack(entry);
   }
 
   private async createSecret(secret: ReturnType<typeof secretManifest>): Promise<void> {
