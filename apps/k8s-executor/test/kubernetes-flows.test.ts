@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { ended, eventually, explained, SLUICE, startExecutor, userApi, useTopology } from '@sluice/testing';
+
+/**
+ * A flow's kubernetes task end to end: a real server, `sluice jobs` and `sluice k8s-executor`
+ * on the real API server. There is no kubelet: the test plays it, reading the Secret as the
+ * kubelet would, running the pod's command (`sluice exec`) locally with the pod's environment
+ * against the server's runner API, then writing the pod Succeeded.
+ */
+
+const kube = process.env.KUBECONFIG;
+const OWNER = `k8s-e2e-${randomBytes(3).toString('hex')}`;
+const NAMESPACE = `sluice-e2e-${randomBytes(3).toString('hex')}`;
+
+if (!kube) {
+  describe('kubernetes flows', () => {
+    it.skip('needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG', () => {});
+  });
+}
+
+let core: CoreV1Api;
+let batch: BatchV1Api;
+
+const topology = kube
+  ? useTopology({
+      jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
+      startExecutor: async (server) => {
+        const config = new KubeConfig();
+        config.loadFromDefault();
+        core = config.makeApiClient(CoreV1Api);
+        batch = config.makeApiClient(BatchV1Api);
+        await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+        await eventually(
+          'the default service account',
+          () =>
+            core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE }).catch(() => null),
+          30_000,
+          100,
+        );
+        return startExecutor(
+          server,
+          OWNER,
+          {
+            SLUICE_EXECUTORS: 'kubernetes',
+            KUBECONFIG: kube,
+            K8S_EXECUTOR_NAMESPACE: NAMESPACE,
+            K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
+            K8S_EXECUTOR_JOB_WORKER_INTERVAL: '200ms',
+          },
+          'k8s-executor',
+        );
+      },
+      cleanup: async () => {
+        await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+      },
+    })
+  : null;
+
+/** Runs the pod's command here, with the environment the kubelet would give the task container. */
+async function playKubelet(job: V1Job): Promise<{ code: number | null; output: string }> {
+  const container = job.spec?.template.spec?.containers[0];
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+  for (const variable of container?.env ?? []) {
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = await core.readNamespacedSecret({ name: ref.name ?? '', namespace: NAMESPACE });
+      env[variable.name] = Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
+    } else {
+      env[variable.name] = variable.value ?? '';
+    }
+  }
+  expect(container?.command).toEqual(['sluice', 'exec']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SLUICE, 'exec'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+(kube ? describe : describe.skip)('kubernetes executor: a flow in a Job', () => {
+  it('runs the task through the pod’s command and ends SUCCEEDED with its logs and outputs; the Job goes', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 1 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      `    command: ${JSON.stringify(['sh', '-c', 'echo hello from the pod; echo "answer=42" >> "$SLUICE_OUTPUTS"'])}`,
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'hello', flow)).status).toBe(200);
+    const id = await api.run('kube', 'hello');
+
+    const job = await explained(everything(), () =>
+      eventually(
+        'the Job of the task run',
+        async () =>
+          (await batch.listNamespacedJob({ namespace: NAMESPACE, labelSelector: `sluice.io/owner=${OWNER}` }))
+            .items[0],
+        30_000,
+        100,
+      ),
+    );
+    const pod = await eventually(
+      'the pod of the Job',
+      async () =>
+        (
+          await core.listNamespacedPod({
+            namespace: NAMESPACE,
+            labelSelector: `job-name=${job.metadata?.name}`,
+          })
+        ).items[0],
+      30_000,
+      100,
+    );
+    const runner = await playKubelet(job);
+    expect({ code: runner.code, output: runner.output }).toMatchObject({ code: 0 });
+    const current = await core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: NAMESPACE });
+    await core.replaceNamespacedPodStatus({
+      name: pod.metadata?.name ?? '',
+      namespace: NAMESPACE,
+      body: { ...current, status: { ...current.status, phase: 'Succeeded' } },
+    });
+
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.state).toBe('SUCCEEDED');
+    const [run] = execution.taskRuns;
+    expect(run).toMatchObject({ state: 'SUCCEEDED', ownerId: OWNER, externalRef: job.metadata?.name });
+    expect(run!.outputs).toEqual({ answer: '42' });
+    const logs = await api.logs(run!.id);
+    expect(logs.filter((l) => l.stream === 'stdout').map((l) => l.line)).toEqual(['hello from the pod']);
+    await explained(everything(), () =>
+      eventually(
+        'the Job deleted',
+        () =>
+          batch.readNamespacedJob({ name: job.metadata?.name ?? '', namespace: NAMESPACE }).then(
+            () => false,
+            (err: { code?: number }) => err.code === 404,
+          ),
+        30_000,
+        200,
+      ),
+    );
+  }, 120_000);
+});
