@@ -82,6 +82,60 @@ async function playKubelet(job: V1Job): Promise<{ code: number | null; output: s
   });
 }
 
+/** The first Job of this owner with `attempt` that is not in `seen` (then added to it). */
+async function newJob(seen: Set<string>, attempt: number): Promise<V1Job> {
+  const job = await eventually(
+    `a Job for attempt ${attempt}`,
+    async () =>
+      (
+        await batch.listNamespacedJob({
+          namespace: NAMESPACE,
+          labelSelector: `sluice.io/owner=${OWNER},sluice.io/attempt=${attempt}`,
+        })
+      ).items.find((j) => !seen.has(j.metadata?.name ?? '')),
+    30_000,
+    100,
+  );
+  seen.add(job.metadata?.name ?? '');
+  return job;
+}
+
+/** Writes the status of the Job's pod as the kubelet would. */
+async function writePodStatus(job: V1Job, status: Record<string, unknown>): Promise<void> {
+  const pod = await eventually(
+    'the pod of the Job',
+    async () =>
+      (
+        await core.listNamespacedPod({
+          namespace: NAMESPACE,
+          labelSelector: `job-name=${job.metadata?.name}`,
+        })
+      ).items[0],
+    30_000,
+    100,
+  );
+  const current = await core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: NAMESPACE });
+  await core.replaceNamespacedPodStatus({
+    name: pod.metadata?.name ?? '',
+    namespace: NAMESPACE,
+    body: { ...current, status: { ...current.status, ...status } },
+  });
+}
+
+const jobGone = (job: V1Job) =>
+  eventually(
+    'the Job deleted',
+    () =>
+      batch.readNamespacedJob({ name: job.metadata?.name ?? '', namespace: NAMESPACE }).then(
+        () => false,
+        (err: { code?: number }) => err.code === 404,
+      ),
+    30_000,
+    200,
+  );
+
+const seen = new Set<string>();
+
 (kube ? describe : describe.skip)('kubernetes executor: a flow in a Job', () => {
   it('runs the task through the pod’s command and ends SUCCEEDED with its logs and outputs; the Job goes', async () => {
     if (!topology) return;
@@ -99,16 +153,7 @@ async function playKubelet(job: V1Job): Promise<{ code: number | null; output: s
     expect((await api.putFlow('kube', 'hello', flow)).status).toBe(200);
     const id = await api.run('kube', 'hello');
 
-    const job = await explained(everything(), () =>
-      eventually(
-        'the Job of the task run',
-        async () =>
-          (await batch.listNamespacedJob({ namespace: NAMESPACE, labelSelector: `sluice.io/owner=${OWNER}` }))
-            .items[0],
-        30_000,
-        100,
-      ),
-    );
+    const job = await explained(everything(), () => newJob(seen, 1));
     const pod = await eventually(
       'the pod of the Job',
       async () =>
@@ -149,5 +194,73 @@ async function playKubelet(job: V1Job): Promise<{ code: number | null; output: s
         200,
       ),
     );
+  }, 120_000);
+  it('cancels through the Job: the executor deletes it, its Secret goes, the task run ends CANCELLED', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      '    command: ["sleep", "600"]',
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'long', flow)).status).toBe(200);
+    const id = await api.run('kube', 'long');
+    const job = await explained(everything(), () => newJob(seen, 1));
+    expect((await api.call('POST', `/api/v1/executions/${id}/cancel`)).status).toBeLessThan(300);
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.taskRuns[0]).toMatchObject({ state: 'CANCELLED' });
+    await jobGone(job);
+    const secret = job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'SLUICE_RUN_TOKEN')
+      ?.valueFrom?.secretKeyRef?.name;
+    await eventually(
+      'the Secret collected with its Job',
+      () =>
+        core.readNamespacedSecret({ name: secret ?? '', namespace: NAMESPACE }).then(
+          () => false,
+          (err: { code?: number }) => err.code === 404,
+        ),
+      60_000,
+      200,
+    );
+  }, 120_000);
+
+  it('fails an evicted attempt lost and retries it in a new Job for attempt 2', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 2 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      '    command: ["echo", "second time lucky"]',
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'evicted', flow)).status).toBe(200);
+    const id = await api.run('kube', 'evicted');
+    const first = await explained(everything(), () => newJob(seen, 1));
+    await writePodStatus(first, {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+    });
+    await jobGone(first);
+    const second = await explained(everything(), () => newJob(seen, 2));
+    expect(second.metadata?.labels?.['sluice.io/task-run']).not.toBe(
+      first.metadata?.labels?.['sluice.io/task-run'],
+    );
+    expect((await playKubelet(second)).code).toBe(0);
+    await writePodStatus(second, { phase: 'Succeeded' });
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.state).toBe('SUCCEEDED');
+    const attempts = [...execution.taskRuns].sort((a, b) => a.attempt - b.attempt);
+    expect(attempts[0]).toMatchObject({ attempt: 1, state: 'FAILED', reason: 'lost' });
+    expect(attempts[0]?.error).toContain('evicted');
+    expect(attempts[1]).toMatchObject({ attempt: 2, state: 'SUCCEEDED' });
   }, 120_000);
 });
