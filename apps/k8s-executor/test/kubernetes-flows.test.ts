@@ -1,7 +1,16 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
-import { ended, eventually, explained, SLUICE, startExecutor, userApi, useTopology } from '@sluice/testing';
+import {
+  ended,
+  eventually,
+  explained,
+  SLUICE,
+  startExecutor,
+  userApi,
+  useTopology,
+  type ServerProcess,
+} from '@sluice/testing';
 
 /**
  * A flow's kubernetes task end to end: a real server, `sluice jobs` and `sluice k8s-executor`
@@ -21,6 +30,20 @@ if (!kube) {
 }
 
 let core: CoreV1Api;
+
+const k8sExecutor = (server: Pick<ServerProcess, 'internalUrl'>) =>
+  startExecutor(
+    server,
+    OWNER,
+    {
+      SLUICE_EXECUTORS: 'kubernetes',
+      KUBECONFIG: kube ?? '',
+      K8S_EXECUTOR_NAMESPACE: NAMESPACE,
+      K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
+      K8S_EXECUTOR_JOB_WORKER_INTERVAL: '200ms',
+    },
+    'k8s-executor',
+  );
 let batch: BatchV1Api;
 
 const topology = kube
@@ -39,18 +62,7 @@ const topology = kube
           30_000,
           100,
         );
-        return startExecutor(
-          server,
-          OWNER,
-          {
-            SLUICE_EXECUTORS: 'kubernetes',
-            KUBECONFIG: kube,
-            K8S_EXECUTOR_NAMESPACE: NAMESPACE,
-            K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
-            K8S_EXECUTOR_JOB_WORKER_INTERVAL: '200ms',
-          },
-          'k8s-executor',
-        );
+        return k8sExecutor(server);
       },
       cleanup: async () => {
         await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
@@ -262,5 +274,37 @@ const seen = new Set<string>();
     expect(attempts[0]).toMatchObject({ attempt: 1, state: 'FAILED', reason: 'lost' });
     expect(attempts[0]).toMatchObject({ error: expect.stringContaining('evicted') });
     expect(attempts[1]).toMatchObject({ attempt: 2, state: 'SUCCEEDED' });
+  }, 120_000);
+  it('survives a restart of its executor: the new one adopts the running Job, which ends SUCCEEDED', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 1 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      `    command: ${JSON.stringify(['sh', '-c', 'sleep 6; echo survived'])}`,
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'restart', flow)).status).toBe(200);
+    const id = await api.run('kube', 'restart');
+    const job = await explained(everything(), () => newJob(seen, 1));
+    // The runner runs (and heartbeats) through the executor's restart, as in a pod.
+    const runner = playKubelet(job);
+    await api.waitFor(id, (e) => e.taskRuns.some((r) => r.state === 'RUNNING'), 30_000);
+    await topology.executor.stop();
+    topology.executor = await k8sExecutor(server);
+    await explained(everything(), () =>
+      topology.executor.waitForOutput('adopted a Job whose task run still runs', 30_000),
+    );
+    expect((await runner).code).toBe(0);
+    await writePodStatus(job, { phase: 'Succeeded' });
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.taskRuns[0]).toMatchObject({ state: 'SUCCEEDED', ownerId: OWNER });
+    const logs = await api.logs(execution.taskRuns[0]!.id);
+    expect(logs.map((l) => l.line)).toContain('survived');
+    await jobGone(job);
   }, 120_000);
 });
