@@ -1,12 +1,25 @@
-import {
+import type {
   BatchV1Api,
   CoreV1Api,
+  CoreV1Event,
   KubeConfig,
-  type CoreV1Event,
-  type V1Job,
-  type V1Pod,
-  type V1Secret,
+  V1Job,
+  V1Pod,
+  V1Secret,
 } from '@kubernetes/client-node';
+
+type KubeModule = typeof import('@kubernetes/client-node');
+let loaded: KubeModule | null = null;
+
+/**
+ * The client library, loaded on first use: it takes about a second to load, and most
+ * processes that import this package (a server without the kubernetes executor) never need it.
+ */
+function kube(): KubeModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  loaded ??= require('@kubernetes/client-node') as KubeModule;
+  return loaded;
+}
 
 /** The calls the kubernetes executor makes, in one namespace (the RBAC Role in docs/kubernetes-executor.md). */
 export class KubeClient {
@@ -16,8 +29,8 @@ export class KubeClient {
 
   constructor(config: KubeConfig, namespace: string) {
     this.namespace = namespace;
-    this.batch = config.makeApiClient(BatchV1Api);
-    this.core = config.makeApiClient(CoreV1Api);
+    this.batch = config.makeApiClient(kube().BatchV1Api);
+    this.core = config.makeApiClient(kube().CoreV1Api);
   }
 
   createSecret(body: V1Secret): Promise<V1Secret> {
@@ -125,7 +138,7 @@ export class KubeClient {
  * (in-cluster, KUBERNETES_SERVICE_HOST), else the client's defaults (~/.kube/config).
  */
 export function createKubeClient(namespace: string, env: NodeJS.ProcessEnv = process.env): KubeClient {
-  const config = new KubeConfig();
+  const config = new (kube().KubeConfig)();
   const file = env.KUBECONFIG?.split(':')[0];
   if (file) config.loadFromFile(file);
   else if (env.KUBERNETES_SERVICE_HOST) config.loadFromCluster();
