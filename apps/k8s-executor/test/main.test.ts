@@ -33,11 +33,18 @@ describe('sluice k8s-executor', () => {
     expect(run.err()).toContain('SLUICE_EXECUTORS=process runs a process instance today');
   });
 
-  it('refuses SLUICE_EXECUTORS=auto inside a pod until the kubernetes executor is built', async () => {
-    const run = io({ ...EXECUTOR, K8S_EXECUTOR_OWNER_ID: 'blue-0', KUBERNETES_SERVICE_HOST: '10.96.0.1' });
+  it('refuses SLUICE_EXECUTORS=auto inside a pod when the Job dry run fails', async () => {
+    // In a pod by its variables, but with no service account token: the dry run cannot succeed.
+    const run = io({
+      ...EXECUTOR,
+      K8S_EXECUTOR_OWNER_ID: 'blue-0',
+      KUBERNETES_SERVICE_HOST: '127.0.0.1',
+      KUBERNETES_SERVICE_PORT: '9',
+    });
     expect(await main(['k8s-executor'], run.io)).toBe(2);
-    expect(run.err()).toContain('auto detected the kubernetes executor, which is not part of this build yet');
-  });
+    expect(run.err()).toContain('SLUICE_EXECUTORS: is auto');
+    expect(run.err()).toContain('the Job dry run failed');
+  }, 20_000);
 
   it('runs the runner for `exec`, which refuses to start without its variables', async () => {
     const run = io({});

@@ -5,7 +5,12 @@ import { StopStack, type Metrics } from '@sluice/observability';
 import type { ExecutorProtocol, ExecutorType } from '@sluice/protocol';
 import { pingDocker } from './docker-ping';
 import { watchEngines, type WatchedEngine } from './engine-watch';
-import { EXECUTOR_FACTORIES, type BuiltExecutor, type ExecutorBuildContext } from './executor-factories';
+import {
+  EXECUTOR_FACTORIES,
+  kubernetesAnswers,
+  type BuiltExecutor,
+  type ExecutorBuildContext,
+} from './executor-factories';
 import {
   OWN_EXECUTOR,
   resolveExecutorTypes,
@@ -87,6 +92,7 @@ export async function buildInstance(
     app: settings.app,
     instance: settings.instance,
     ...(settings.docker ? { docker: settings.docker } : {}),
+    ...(settings.k8s ? { k8s: settings.k8s } : {}),
     slots: settings.slotGroups.find((group) => group.executorTypes.includes(type))?.slots ?? null,
     runnerCommand: deps.runnerCommand,
     env,
@@ -96,10 +102,13 @@ export async function buildInstance(
   const selection = settings.instance.executors;
   const sure = selection !== 'auto' ? selection : layout === 'standalone' ? [] : [OWN_EXECUTOR[layout]];
   for (const type of sure) EXECUTOR_FACTORIES[type]?.check?.(context(type));
+  const dryRun =
+    deps.probes?.kubernetesDryRun ??
+    (settings.k8s ? kubernetesAnswers(settings.k8s.namespace, env) : undefined);
   const types = await resolveExecutorTypes(layout, selection, {
     env,
     pingDocker: ping,
-    ...(deps.probes?.kubernetesDryRun ? { kubernetesDryRun: deps.probes.kubernetesDryRun } : {}),
+    ...(dryRun ? { kubernetesDryRun: dryRun } : {}),
   });
 
   const built = new Map<ExecutorType, BuiltExecutor>();

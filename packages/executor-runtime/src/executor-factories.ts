@@ -1,17 +1,25 @@
-import type { DockerSettings, InstanceSettings as InstanceVariables } from '@sluice/config';
+import type { DockerSettings, InstanceSettings as InstanceVariables, K8sSettings } from '@sluice/config';
 import { ConfigError } from '@sluice/config';
 import {
   createDockerClient,
+  createKubeClient,
   DockerExecutor,
   InlineExecutor,
+  KubernetesExecutor,
+  kubernetesDryRun,
   ProcessExecutor,
   type Executor,
   type ExecutorContext,
   type Logger,
 } from '@sluice/executors';
-import { startDockerCleanup, type AdoptionTarget, type CleanupLoop } from '@sluice/owner-cleanup';
+import {
+  startDockerCleanup,
+  startKubernetesCleanup,
+  type AdoptionTarget,
+  type CleanupLoop,
+} from '@sluice/owner-cleanup';
 import type { ExecutorProtocol, ExecutorType } from '@sluice/protocol';
-import { answersWithin, DOCKER_PING_TIMEOUT_MS } from './answers-within';
+import { answersWithin, DOCKER_PING_TIMEOUT_MS, KUBERNETES_DRY_RUN_TIMEOUT_MS } from './answers-within';
 
 /** What a factory builds an executor from. */
 export interface ExecutorBuildContext {
@@ -20,6 +28,8 @@ export interface ExecutorBuildContext {
   instance: InstanceVariables;
   /** DOCKER_EXECUTOR_* (standalone server and docker-executor). */
   docker?: DockerSettings;
+  /** K8S_EXECUTOR_* (standalone server and k8s-executor). */
+  k8s?: K8sSettings;
   /** The slots of this executor's slot group (the process executor bounds its standbys by them). */
   slots: number | null;
   runnerCommand: string[];
@@ -128,14 +138,72 @@ const docker: ExecutorFactory = {
   },
 };
 
-/**
- * The executors this build can start, by type. Kubernetes is absent until
- * its executor lands: its factory (Job executor, dry run as its engine,
- * K8S_EXECUTOR_OWNER_ID, Job cleanup) goes here, and detection's dry run in
- * executor-selection.ts.
- */
+/** K8S_EXECUTOR_OWNER_ID (or its prefix rule) and the rest of K8S_EXECUTOR_*; refused without the owner ID. */
+function k8sSettings(ctx: ExecutorBuildContext): K8sSettings & { ownerId: string } {
+  const settings = ctx.k8s;
+  const ownerId = settings?.ownerId;
+  if (!settings || !ownerId) {
+    throw ConfigError.missing(
+      ctx.app,
+      'K8S_EXECUTOR_OWNER_ID',
+      'this instance runs the kubernetes executor (SLUICE_EXECUTORS), which labels its Jobs and Secrets with it, registers under it and limits its cleanup to them',
+    );
+  }
+  return { ...settings, ownerId };
+}
+
+/** True when a Job create dry run in the namespace succeeds within 5 s (detection and the engine watch). */
+export function kubernetesAnswers(namespace: string, env: NodeJS.ProcessEnv): () => Promise<boolean> {
+  let client: ReturnType<typeof createKubeClient> | null = null;
+  return () =>
+    answersWithin(
+      () => kubernetesDryRun((client ??= createKubeClient(namespace, env))),
+      KUBERNETES_DRY_RUN_TIMEOUT_MS,
+    );
+}
+
+const kubernetes: ExecutorFactory = {
+  check(ctx) {
+    k8sSettings(ctx);
+  },
+  create(ctx) {
+    const settings = k8sSettings(ctx);
+    const { ownerId } = settings;
+    const defaults = ctx.instance.runtimeDefaults;
+    const client = createKubeClient(settings.namespace, ctx.env);
+    const executor = new KubernetesExecutor({
+      client,
+      ownerId,
+      runnerImage: ctx.instance.runnerImage,
+      serverAddr: settings.serverAddr,
+      defaultResources: {
+        cpu: defaults.cpu ?? settings.defaultCpu,
+        memory: defaults.memory ?? settings.defaultMemory,
+      },
+    });
+    return {
+      executor,
+      ownerId,
+      engine: { name: 'Kubernetes API', answers: kubernetesAnswers(settings.namespace, ctx.env) },
+      startCleanup: (wiring) =>
+        startKubernetesCleanup({
+          client,
+          executor,
+          ownerId,
+          protocol: wiring.protocol,
+          ctx: wiring.ctx,
+          instance: wiring.instance,
+          intervalMs: settings.cleanupInterval,
+          log: wiring.log,
+        }),
+    };
+  },
+};
+
+/** The executors this build can start, by type: adding an executor is adding its factory here. */
 export const EXECUTOR_FACTORIES: Partial<Record<ExecutorType, ExecutorFactory>> = {
   inline,
   process: processFactory,
   docker,
+  kubernetes,
 };

@@ -1,7 +1,6 @@
 import { ConfigError, type ExecutorSelection } from '@sluice/config';
 import type { ExecutorType } from '@sluice/protocol';
 import { answersWithin, DOCKER_PING_TIMEOUT_MS, KUBERNETES_DRY_RUN_TIMEOUT_MS } from './answers-within';
-import { EXECUTOR_FACTORIES } from './executor-factories';
 
 /** The instance apps that reach the server through its internal API. */
 export type ExecutorApp = 'docker-executor' | 'k8s-executor';
@@ -16,7 +15,7 @@ export interface DetectionProbes {
   env: NodeJS.ProcessEnv;
   /** True when the Docker API answers a ping; it is given up on after DOCKER_PING_TIMEOUT_MS either way. */
   pingDocker(timeoutMs: number): Promise<boolean>;
-  /** A Job create dry run in the Job namespace; absent until the kubernetes executor exists, when being in a pod decides alone. */
+  /** A Job create dry run in the Job namespace; when absent, being in a pod decides alone. */
   kubernetesDryRun?(timeoutMs: number): Promise<boolean>;
 }
 
@@ -33,9 +32,9 @@ async function kubernetesDetected(probes: DetectionProbes): Promise<boolean> {
 
 /**
  * The `SLUICE_EXECUTORS=auto` rule (docs/decisions.md §5).
- * Inline is always on. A standalone server adds process, and docker when the
- * Docker API answers (kubernetes detection arrives with the kubernetes
- * executor). A docker-executor adds docker when the Docker API answers; a
+ * Inline is always on. A standalone server adds process, docker when the
+ * Docker API answers, and kubernetes inside a pod when the Job dry run
+ * succeeds. A docker-executor adds docker when the Docker API answers; a
  * k8s-executor adds kubernetes only inside a pod, where the Job dry run
  * decides. The process executor is never detected on the executor apps: it
  * runs there only when listed.
@@ -45,8 +44,15 @@ export async function detectExecutors(
   probes: DetectionProbes,
 ): Promise<ExecutorType[]> {
   switch (layout) {
-    case 'standalone':
-      return (await dockerDetected(probes)) ? ['inline', 'process', 'docker'] : ['inline', 'process'];
+    case 'standalone': {
+      const [docker, kubernetes] = await Promise.all([dockerDetected(probes), kubernetesDetected(probes)]);
+      return [
+        'inline',
+        'process',
+        ...(docker ? (['docker'] as const) : []),
+        ...(kubernetes ? (['kubernetes'] as const) : []),
+      ];
+    }
     case 'docker-executor':
       return (await dockerDetected(probes)) ? ['inline', 'docker'] : ['inline'];
     case 'k8s-executor':
@@ -71,7 +77,8 @@ const WHAT_TO_DO: Record<InstanceLayout, string> = {
   standalone: 'remove it from SLUICE_EXECUTORS or use auto',
   'docker-executor':
     'start the Docker engine (DOCKER_HOST), or set SLUICE_EXECUTORS=process for a process-only instance',
-  'k8s-executor': 'SLUICE_EXECUTORS=process runs a process instance today',
+  'k8s-executor':
+    'run it in a pod whose service account may create Jobs in K8S_EXECUTOR_NAMESPACE, set SLUICE_EXECUTORS=kubernetes to skip detection (KUBECONFIG names the cluster), or SLUICE_EXECUTORS=process runs a process instance today',
 };
 
 function selectionError(layout: InstanceLayout, message: string): ConfigError {
@@ -103,14 +110,6 @@ export async function resolveExecutorTypes(
     throw selectionError(
       layout,
       `${foreign.join(', ')} cannot run in ${where}; it runs ${ALLOWED[layout].join(', ')}`,
-    );
-  }
-  const unbuilt = types.find((t) => !EXECUTOR_FACTORIES[t]);
-  if (unbuilt) {
-    throw selectionError(
-      layout,
-      `${selection === 'auto' ? `auto detected the ${unbuilt} executor, which` : `lists ${unbuilt}, but the ${unbuilt} executor`} ` +
-        `is not part of this build yet: it arrives with its own issue. ${WHAT_TO_DO[layout]}`,
     );
   }
   if (selection === 'auto' && layout !== 'standalone' && !types.includes(OWN_EXECUTOR[layout])) {

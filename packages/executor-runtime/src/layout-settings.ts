@@ -3,6 +3,7 @@ import type {
   DockerSettings,
   InstanceSettings as InstanceVariables,
   K8sExecutorConfig,
+  K8sSettings,
   ServerConfig,
 } from '@sluice/config';
 import type { SlotGroupConfig } from '@sluice/instance';
@@ -35,6 +36,8 @@ export interface LayoutSettings {
   instanceId: string;
   /** DOCKER_EXECUTOR_* where the docker executor can run. */
   docker?: DockerSettings;
+  /** K8S_EXECUTOR_* where the kubernetes executor can run. */
+  k8s?: K8sSettings;
 }
 
 export function layoutSettings(spec: LayoutWithConfig): LayoutSettings {
@@ -45,11 +48,12 @@ export function layoutSettings(spec: LayoutWithConfig): LayoutSettings {
         layout: 'standalone',
         app: 'server',
         instance: config.instance,
-        slotGroups: standaloneSlotGroups(config.instance.workerSlots),
+        slotGroups: standaloneSlotGroups(config.instance.workerSlots, config.k8s.jobWorkerInterval),
         runnerApiUrl: config.apiUrl,
         resourceDefaults: {},
         instanceId: config.instanceId,
         docker: config.docker,
+        k8s: config.k8s,
       };
     }
     case 'docker-executor': {
@@ -79,8 +83,9 @@ export function layoutSettings(spec: LayoutWithConfig): LayoutSettings {
           cpu: defaults.cpu ?? config.k8s.defaultCpu,
           memory: defaults.memory ?? config.k8s.defaultMemory,
         },
-        // Until the kubernetes executor brings its own owner ID to the registry, its required one names the instance.
+        // An instance without the kubernetes executor (SLUICE_EXECUTORS=process) is named by the owner ID too.
         instanceId: config.k8s.ownerId,
+        k8s: config.k8s,
       };
     }
   }

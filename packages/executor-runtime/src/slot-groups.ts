@@ -3,11 +3,25 @@ import { INLINE_SLOTS, type SlotGroupConfig } from '@sluice/instance';
 
 // Every layout's slot groups, side by side: buildInstance picks the one of its layout.
 
-/** A standalone server's embedded instance: process and docker share SLUICE_WORKER_SLOTS; inline has its own 64. */
-export function standaloneSlotGroups(workerSlots: number): SlotGroupConfig[] {
+/**
+ * A standalone server's embedded instance: process and docker share SLUICE_WORKER_SLOTS; inline
+ * has its own 64; kubernetes, when it runs, claims as a k8s-executor does (no per-instance limit,
+ * one task run every K8S_EXECUTOR_JOB_WORKER_INTERVAL).
+ */
+export function standaloneSlotGroups(workerSlots: number, k8sJobWorkerInterval?: number): SlotGroupConfig[] {
   return [
     { name: 'shared', executorTypes: ['process', 'docker'], slots: workerSlots },
     { name: 'inline', executorTypes: ['inline'], slots: INLINE_SLOTS },
+    ...(k8sJobWorkerInterval !== undefined
+      ? [
+          {
+            name: 'kubernetes',
+            executorTypes: ['kubernetes' as const],
+            slots: null,
+            pollIntervalMs: k8sJobWorkerInterval,
+          },
+        ]
+      : []),
   ];
 }
 

@@ -140,17 +140,34 @@ describe('resolveExecutorTypes', () => {
     expect(message).toContain('SLUICE_EXECUTORS=process');
   });
 
-  it('refuses kubernetes on a k8s-executor until it is built, listed or detected', async () => {
-    expect(await refusal(resolveExecutorTypes('k8s-executor', ['inline', 'kubernetes'], probes()))).toContain(
-      'lists kubernetes, but the kubernetes executor is not part of this build yet',
-    );
+  it('runs kubernetes on a k8s-executor when listed or detected, and refuses auto outside a pod', async () => {
+    expect(await resolveExecutorTypes('k8s-executor', ['inline', 'kubernetes'], probes())).toEqual([
+      'inline',
+      'kubernetes',
+    ]);
     const inPod = probes({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' } });
-    expect(await refusal(resolveExecutorTypes('k8s-executor', 'auto', inPod))).toContain(
-      'auto detected the kubernetes executor',
-    );
+    expect(await resolveExecutorTypes('k8s-executor', 'auto', inPod)).toEqual(['inline', 'kubernetes']);
     expect(await refusal(resolveExecutorTypes('k8s-executor', 'auto', probes()))).toContain(
       'KUBERNETES_SERVICE_HOST is unset',
     );
+  });
+
+  it('adds kubernetes to a standalone server in a pod when the Job dry run succeeds', async () => {
+    const inPod = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
+    expect(
+      await resolveExecutorTypes(
+        'standalone',
+        'auto',
+        probes({ env: inPod, kubernetesDryRun: async () => true }),
+      ),
+    ).toEqual(['inline', 'process', 'kubernetes']);
+    expect(
+      await resolveExecutorTypes(
+        'standalone',
+        'auto',
+        probes({ env: inPod, kubernetesDryRun: async () => false }),
+      ),
+    ).toEqual(['inline', 'process']);
   });
 
   it("refuses the other app's executor", async () => {

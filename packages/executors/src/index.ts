@@ -16,3 +16,4 @@ export * from './docker-container-spec';
 export * from './docker-executor';
 export * from './docker-engine';
 export * from './runner-user';
+export * from './kubernetes';

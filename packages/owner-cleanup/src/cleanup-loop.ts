@@ -16,19 +16,29 @@ export interface CleanupLoop {
 
 /** Runs `runCleanup` now and every interval, one pass at a time; a failed pass is retried next time, logged once per run of failures. */
 export function startCleanupLoop(options: CleanupLoopOptions): CleanupLoop {
+  return startPassLoop(() => runCleanup(options), options.intervalMs, options.log, 'container cleanup');
+}
+
+/** Runs `pass` now and every `intervalMs`, one at a time; failures are logged once per run of them (`what` names it). */
+export function startPassLoop(
+  run: () => Promise<unknown>,
+  intervalMs: number,
+  log: Pick<Logger, 'info' | 'warn'>,
+  what: string,
+): CleanupLoop {
   let current: Promise<void> | null = null;
   let stopped = false;
   let failing = false;
   const pass = (): Promise<void> => {
-    current ??= runCleanup(options)
+    current ??= run()
       .then(
         () => {
-          if (failing) options.log.info('container cleanup works again');
+          if (failing) log.info(`${what} works again`);
           failing = false;
         },
         (err: unknown) => {
           // One warning per outage (an engine that is down), not one per interval.
-          if (!failing) options.log.warn('container cleanup failed', { error: errorMessage(err) });
+          if (!failing) log.warn(`${what} failed`, { error: errorMessage(err) });
           failing = true;
         },
       )
@@ -41,7 +51,7 @@ export function startCleanupLoop(options: CleanupLoopOptions): CleanupLoop {
   const timer = setInterval(() => {
     // void: pass() logs a failed pass itself; stop() awaits the one in flight.
     if (!stopped) void pass();
-  }, options.intervalMs);
+  }, intervalMs);
   return {
     first,
     async stop() {

@@ -1,6 +1,8 @@
 export { runCleanup } from './cleanup';
 export type { CleanupOptions, CleanupResult } from './cleanup';
-export { startCleanupLoop } from './cleanup-loop';
+export { startCleanupLoop, startPassLoop } from './cleanup-loop';
 export type { CleanupLoop, CleanupLoopOptions } from './cleanup-loop';
 export { startDockerCleanup } from './docker-adoption';
 export type { AdoptionTarget, DockerCleanupOptions } from './docker-adoption';
+export { runKubernetesCleanup, startKubernetesCleanup } from './kubernetes-cleanup';
+export type { KubernetesCleanupOptions, KubernetesCleanupResult } from './kubernetes-cleanup';

@@ -1,0 +1,310 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
+import {
+  ended,
+  eventually,
+  explained,
+  SLUICE,
+  startExecutor,
+  userApi,
+  useTopology,
+  type ServerProcess,
+} from '@sluice/testing';
+
+/**
+ * A flow's kubernetes task end to end: a real server, `sluice jobs` and `sluice k8s-executor`
+ * on the real API server. There is no kubelet: the test plays it, reading the Secret as the
+ * kubelet would, running the pod's command (`sluice exec`) locally with the pod's environment
+ * against the server's runner API, then writing the pod Succeeded.
+ */
+
+const kube = process.env.KUBECONFIG;
+const OWNER = `k8s-e2e-${randomBytes(3).toString('hex')}`;
+const NAMESPACE = `sluice-e2e-${randomBytes(3).toString('hex')}`;
+
+if (!kube) {
+  describe('kubernetes flows', () => {
+    it.skip('needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG', () => {});
+  });
+}
+
+let core: CoreV1Api;
+
+const k8sExecutor = (server: Pick<ServerProcess, 'internalUrl'>) =>
+  startExecutor(
+    server,
+    OWNER,
+    {
+      SLUICE_EXECUTORS: 'kubernetes',
+      KUBECONFIG: kube ?? '',
+      K8S_EXECUTOR_NAMESPACE: NAMESPACE,
+      K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
+      K8S_EXECUTOR_JOB_WORKER_INTERVAL: '200ms',
+    },
+    'k8s-executor',
+  );
+let batch: BatchV1Api;
+
+const topology = kube
+  ? useTopology({
+      jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
+      startExecutor: async (server) => {
+        const config = new KubeConfig();
+        config.loadFromDefault();
+        core = config.makeApiClient(CoreV1Api);
+        batch = config.makeApiClient(BatchV1Api);
+        await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+        await eventually(
+          'the default service account',
+          () =>
+            core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE }).catch(() => null),
+          30_000,
+          100,
+        );
+        return k8sExecutor(server);
+      },
+      cleanup: async () => {
+        await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+      },
+    })
+  : null;
+
+/** Runs the pod's command here, with the environment the kubelet would give the task container. */
+async function playKubelet(job: V1Job): Promise<{ code: number | null; output: string }> {
+  const container = job.spec?.template.spec?.containers[0];
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+  for (const variable of container?.env ?? []) {
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = await core.readNamespacedSecret({ name: ref.name ?? '', namespace: NAMESPACE });
+      env[variable.name] = Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
+    } else {
+      env[variable.name] = variable.value ?? '';
+    }
+  }
+  expect(container?.command).toEqual(['sluice', 'exec']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SLUICE, 'exec'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+/** The first Job of this owner with `attempt` that is not in `seen` (then added to it). */
+async function newJob(seen: Set<string>, attempt: number): Promise<V1Job> {
+  const job = await eventually(
+    `a Job for attempt ${attempt}`,
+    async () =>
+      (
+        await batch.listNamespacedJob({
+          namespace: NAMESPACE,
+          labelSelector: `sluice.io/owner=${OWNER},sluice.io/attempt=${attempt}`,
+        })
+      ).items.find((j) => !seen.has(j.metadata?.name ?? '')),
+    30_000,
+    100,
+  );
+  seen.add(job.metadata?.name ?? '');
+  return job;
+}
+
+/** Writes the status of the Job's pod as the kubelet would. */
+async function writePodStatus(job: V1Job, status: Record<string, unknown>): Promise<void> {
+  const pod = await eventually(
+    'the pod of the Job',
+    async () =>
+      (
+        await core.listNamespacedPod({
+          namespace: NAMESPACE,
+          labelSelector: `job-name=${job.metadata?.name}`,
+        })
+      ).items[0],
+    30_000,
+    100,
+  );
+  const current = await core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: NAMESPACE });
+  await core.replaceNamespacedPodStatus({
+    name: pod.metadata?.name ?? '',
+    namespace: NAMESPACE,
+    body: { ...current, status: { ...current.status, ...status } },
+  });
+}
+
+const jobGone = (job: V1Job) =>
+  eventually(
+    'the Job deleted',
+    () =>
+      batch.readNamespacedJob({ name: job.metadata?.name ?? '', namespace: NAMESPACE }).then(
+        () => false,
+        (err: { code?: number }) => err.code === 404,
+      ),
+    30_000,
+    200,
+  );
+
+const seen = new Set<string>();
+
+(kube ? describe : describe.skip)('kubernetes executor: a flow in a Job', () => {
+  it('runs the task through the pod’s command and ends SUCCEEDED with its logs and outputs; the Job goes', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 1 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      `    command: ${JSON.stringify(['sh', '-c', 'echo hello from the pod; echo "answer=42" >> "$SLUICE_OUTPUTS"'])}`,
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'hello', flow)).status).toBe(200);
+    const id = await api.run('kube', 'hello');
+
+    const job = await explained(everything(), () => newJob(seen, 1));
+    const pod = await eventually(
+      'the pod of the Job',
+      async () =>
+        (
+          await core.listNamespacedPod({
+            namespace: NAMESPACE,
+            labelSelector: `job-name=${job.metadata?.name}`,
+          })
+        ).items[0],
+      30_000,
+      100,
+    );
+    const runner = await playKubelet(job);
+    expect({ code: runner.code, output: runner.output }).toMatchObject({ code: 0 });
+    const current = await core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: NAMESPACE });
+    await core.replaceNamespacedPodStatus({
+      name: pod.metadata?.name ?? '',
+      namespace: NAMESPACE,
+      body: { ...current, status: { ...current.status, phase: 'Succeeded' } },
+    });
+
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.state).toBe('SUCCEEDED');
+    const [run] = execution.taskRuns;
+    expect(run).toMatchObject({ state: 'SUCCEEDED', ownerId: OWNER, externalRef: job.metadata?.name });
+    expect(run!.outputs).toEqual({ answer: '42' });
+    const logs = await api.logs(run!.id);
+    expect(logs.filter((l) => l.stream === 'stdout').map((l) => l.line)).toEqual(['hello from the pod']);
+    await explained(everything(), () =>
+      eventually(
+        'the Job deleted',
+        () =>
+          batch.readNamespacedJob({ name: job.metadata?.name ?? '', namespace: NAMESPACE }).then(
+            () => false,
+            (err: { code?: number }) => err.code === 404,
+          ),
+        30_000,
+        200,
+      ),
+    );
+  }, 120_000);
+  it('cancels through the Job: the executor deletes it, its Secret goes, the task run ends CANCELLED', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      '    command: ["sleep", "600"]',
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'long', flow)).status).toBe(200);
+    const id = await api.run('kube', 'long');
+    const job = await explained(everything(), () => newJob(seen, 1));
+    expect((await api.call('POST', `/api/v1/executions/${id}/cancel`)).status).toBeLessThan(300);
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.taskRuns[0]).toMatchObject({ state: 'CANCELLED' });
+    await jobGone(job);
+    const secret = job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'SLUICE_RUN_TOKEN')
+      ?.valueFrom?.secretKeyRef?.name;
+    await eventually(
+      'the Secret collected with its Job',
+      () =>
+        core.readNamespacedSecret({ name: secret ?? '', namespace: NAMESPACE }).then(
+          () => false,
+          (err: { code?: number }) => err.code === 404,
+        ),
+      60_000,
+      200,
+    );
+  }, 120_000);
+
+  it('fails an evicted attempt lost and retries it in a new Job for attempt 2', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 2 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      '    command: ["echo", "second time lucky"]',
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'evicted', flow)).status).toBe(200);
+    const id = await api.run('kube', 'evicted');
+    const first = await explained(everything(), () => newJob(seen, 1));
+    await writePodStatus(first, {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+    });
+    await jobGone(first);
+    const second = await explained(everything(), () => newJob(seen, 2));
+    expect(second.metadata?.labels?.['sluice.io/task-run']).not.toBe(
+      first.metadata?.labels?.['sluice.io/task-run'],
+    );
+    expect((await playKubelet(second)).code).toBe(0);
+    await writePodStatus(second, { phase: 'Succeeded' });
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.state).toBe('SUCCEEDED');
+    const attempts = [...execution.taskRuns].sort((a, b) => a.attempt - b.attempt);
+    expect(attempts[0]).toMatchObject({ attempt: 1, state: 'FAILED', reason: 'lost' });
+    expect(attempts[0]).toMatchObject({ error: expect.stringContaining('evicted') });
+    expect(attempts[1]).toMatchObject({ attempt: 2, state: 'SUCCEEDED' });
+  }, 120_000);
+  it('survives a restart of its executor: the new one adopts the running Job, which ends SUCCEEDED', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 1 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      `    command: ${JSON.stringify(['sh', '-c', 'sleep 6; echo survived'])}`,
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'restart', flow)).status).toBe(200);
+    const id = await api.run('kube', 'restart');
+    const job = await explained(everything(), () => newJob(seen, 1));
+    // The runner runs (and heartbeats) through the executor's restart, as in a pod.
+    const runner = playKubelet(job);
+    await api.waitFor(id, (e) => e.taskRuns.some((r) => r.state === 'RUNNING'), 30_000);
+    await topology.executor.stop();
+    topology.executor = await k8sExecutor(server);
+    await explained(everything(), () =>
+      topology.executor.waitForOutput('adopted a Job whose task run still runs', 30_000),
+    );
+    expect((await runner).code).toBe(0);
+    await writePodStatus(job, { phase: 'Succeeded' });
+    const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(execution.taskRuns[0]).toMatchObject({ state: 'SUCCEEDED', ownerId: OWNER });
+    const logs = await api.logs(execution.taskRuns[0]!.id);
+    expect(logs.map((l) => l.line)).toContain('survived');
+    await jobGone(job);
+  }, 120_000);
+});

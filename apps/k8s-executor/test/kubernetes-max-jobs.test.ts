@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  ended,
+  eventually,
+  explained,
+  startExecutor,
+  userApi,
+  useTopology,
+  type AppProcess,
+  type ServerProcess,
+} from '@sluice/testing';
+
+/**
+ * SLUICE_K8S_MAX_JOBS bounds the active Jobs of a pool over all instances (the claim enforces
+ * it): two k8s-executors on one pool never have more than two Jobs at once.
+ */
+
+const kube = process.env.KUBECONFIG;
+const NAMESPACE = `sluice-max-${randomBytes(3).toString('hex')}`;
+const OWNERS = [`max-a-${randomBytes(2).toString('hex')}`, `max-b-${randomBytes(2).toString('hex')}`];
+
+if (!kube) {
+  describe('SLUICE_K8S_MAX_JOBS', () => {
+    it.skip('needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG', () => {});
+  });
+}
+
+let core: CoreV1Api;
+let batch: BatchV1Api;
+let second: AppProcess | null = null;
+
+const k8sExecutor = (server: Pick<ServerProcess, 'internalUrl'>, owner: string) =>
+  startExecutor(
+    server,
+    owner,
+    {
+      SLUICE_EXECUTORS: 'kubernetes',
+      KUBECONFIG: kube ?? '',
+      K8S_EXECUTOR_NAMESPACE: NAMESPACE,
+      K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
+      K8S_EXECUTOR_JOB_WORKER_INTERVAL: '100ms',
+    },
+    'k8s-executor',
+  );
+
+const topology = kube
+  ? useTopology({
+      serverEnv: { SLUICE_K8S_MAX_JOBS: '2' },
+      jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
+      startExecutor: async (server) => {
+        const config = new KubeConfig();
+        config.loadFromDefault();
+        core = config.makeApiClient(CoreV1Api);
+        batch = config.makeApiClient(BatchV1Api);
+        await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+        await eventually(
+          'the default service account',
+          () =>
+            core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE }).catch(() => null),
+          30_000,
+          100,
+        );
+        second = await k8sExecutor(server, OWNERS[1] ?? '');
+        return k8sExecutor(server, OWNERS[0] ?? '');
+      },
+      cleanup: async () => {
+        await second?.stop();
+        await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+      },
+    })
+  : null;
+
+const activeJobs = async () =>
+  (await batch.listNamespacedJob({ namespace: NAMESPACE })).items.filter(
+    (j) => !j.metadata?.deletionTimestamp,
+  );
+
+(kube ? describe : describe.skip)('SLUICE_K8S_MAX_JOBS over two k8s-executors', () => {
+  it('never has more than two active Jobs in the pool, and the rest run as Jobs end', async () => {
+    if (!topology) return;
+    const { server, everything } = topology;
+    const api = await userApi(server, 'admin');
+    const flow = [
+      'retry: { max_attempts: 1 }',
+      'tasks:',
+      '  - id: main',
+      '    type: command',
+      '    executor: { type: kubernetes, image: "busybox:1.36", inject_runner: false }',
+      '    command: ["true"]',
+      '',
+    ].join('\n');
+    expect((await api.putFlow('kube', 'many', flow)).status).toBe(200);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await api.run('kube', 'many'));
+
+    const most = { count: 0 };
+    const owners = new Set<string>();
+    const finished = new Set<string>();
+    await explained(everything(), () =>
+      eventually(
+        'all four task runs as Jobs, two at a time',
+        async () => {
+          const jobs = await activeJobs();
+          most.count = Math.max(most.count, jobs.length);
+          for (const job of jobs) {
+            const name = job.metadata?.name ?? '';
+            owners.add(job.metadata?.labels?.['sluice.io/owner'] ?? '');
+            if (finished.has(name)) continue;
+            // Hold each Job a little, so the claims had their chance to exceed the limit.
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            const pod = (
+              await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `job-name=${name}` })
+            ).items[0];
+            if (!pod) continue;
+            // Ending the pod (an eviction: FAILED lost, no retry) frees its place in the limit.
+            finished.add(name);
+            await core.replaceNamespacedPodStatus({
+              name: pod.metadata?.name ?? '',
+              namespace: NAMESPACE,
+              body: { ...pod, status: { ...pod.status, phase: 'Failed', reason: 'Evicted' } },
+            });
+          }
+          return finished.size >= 4;
+        },
+        90_000,
+        50,
+      ),
+    );
+    expect(most.count).toBeLessThanOrEqual(2);
+    expect(most.count).toBe(2);
+    for (const id of ids) await api.waitFor(id, ended, 60_000);
+    expect([...owners].every((owner) => OWNERS.includes(owner))).toBe(true);
+  }, 150_000);
+});

@@ -1,0 +1,4 @@
+export * from './job-manifest';
+export * from './kube-client';
+export * from './pod-failure';
+export * from './kubernetes-executor';

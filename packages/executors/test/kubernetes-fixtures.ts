@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import {
+  CoreV1Api,
+  KubeConfig,
+  type V1ContainerStatus,
+  type V1Pod,
+  type V1PodStatus,
+} from '@kubernetes/client-node';
+import { eventually } from '@sluice/testing';
+import { KubeClient } from '../src';
+
+/**
+ * The real API server of the tests (`eval "$(bash scripts/kube-apiserver.sh)"` exports
+ * KUBECONFIG). There is no kubelet: a test plays it by writing pod status.
+ */
+export const kubeAvailable = Boolean(process.env.KUBECONFIG);
+
+/** `describe`, or a skip that says why when no API server is configured. */
+export function describeKube(name: string, body: () => void): void {
+  if (kubeAvailable) {
+    describe(name, body);
+    return;
+  }
+  describe(name, () => {
+    it.skip(`needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG`, () => {});
+  });
+}
+
+export interface KubeNamespace {
+  name: string;
+  core: CoreV1Api;
+  client: KubeClient;
+  delete(): Promise<void>;
+}
+
+/** A fresh namespace for one test file, ready once its `default` service account exists (pods need it). */
+export async function createNamespace(prefix: string): Promise<KubeNamespace> {
+  const config = new KubeConfig();
+  config.loadFromDefault();
+  const core = config.makeApiClient(CoreV1Api);
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name } } });
+  await eventually(
+    'the default service account',
+    () => core.readNamespacedServiceAccount({ name: 'default', namespace: name }).catch(() => null),
+    30_000,
+    100,
+  );
+  return {
+    name,
+    core,
+    client: new KubeClient(config, name),
+    delete: async () => {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+    },
+  };
+}
+
+/** The pod the Job controller created for a Job. */
+export function podOf(ns: KubeNamespace, job: string): Promise<V1Pod> {
+  return eventually(
+    `a pod of Job ${job}`,
+    async () => (await ns.client.jobPods(job))[0] ?? null,
+    30_000,
+    100,
+  );
+}
+
+/** Plays the kubelet: replaces the pod's status through the status subresource. */
+export async function writePodStatus(ns: KubeNamespace, pod: V1Pod, status: V1PodStatus): Promise<void> {
+  const name = pod.metadata?.name ?? '';
+  const current = await ns.core.readNamespacedPod({ name, namespace: ns.name });
+  await ns.core.replaceNamespacedPodStatus({
+    name,
+    namespace: ns.name,
+    body: { ...current, status: { ...current.status, ...status } },
+  });
+}
+
+/** A container status as a kubelet writes it. */
+export function containerStatus(
+  name: string,
+  image: string,
+  state: V1ContainerStatus['state'],
+): V1ContainerStatus {
+  return { name, image, imageID: '', ready: false, restartCount: 0, state };
+}
