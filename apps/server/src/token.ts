@@ -5,6 +5,7 @@ import {
   DEFAULT_USER_TOKEN_LIFETIME,
   LIFETIME_FORMAT,
   parseTokenLifetime,
+  workspaceNameProblem,
 } from '@sluice/auth';
 import { loadSecrets } from '@sluice/bootstrap';
 
@@ -64,6 +65,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   if (role !== 'admin' && role !== 'member') {
     throw new UsageError(`--role must be admin or member, got "${role}"`);
   }
+  const badWorkspace = workspaceNameProblem(values.workspace!);
+  if (badWorkspace) throw new UsageError(`--workspace: ${badWorkspace}`);
   const expires = values.expires ?? DEFAULT_USER_TOKEN_LIFETIME;
   const seconds = parseTokenLifetime(expires);
   if (seconds === null) throw new UsageError(`--expires "${expires}" is not ${LIFETIME_FORMAT}`);

@@ -70,6 +70,19 @@ test('--expires abc prints one line naming the accepted format and exits 2', () 
   expect(r.stderr).toContain('--expires "abc" is not a whole number and a unit');
 });
 
+test.each([[''], ['a/b'], ['..x'], ['.dot']])(
+  '--workspace %p is refused in one line, exit 2',
+  (workspace) => {
+    const r = sluice(['token', 'create', '--workspace', workspace, '--user', 'ada', '--role', 'admin'], {
+      AUTH_JWT_SECRET: SECRET,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expectOneLine(r.stderr);
+    expect(r.stderr).toMatch(/--workspace|missing --workspace/);
+  },
+);
+
 test.each([
   ['an unknown flag', [...CREATE, '--bogus'], "Unknown option '--bogus'"],
   ['a stray argument', [...CREATE, 'extra'], "Unexpected argument 'extra'"],

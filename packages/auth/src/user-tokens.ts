@@ -18,6 +18,19 @@ export class AuthError extends Error {
   }
 }
 
+/**
+ * A workspace name: the same rule as namespace names (1–128 letters, digits,
+ * '.', '_' or '-', starting with a letter or digit, no '..'). A token whose
+ * workspace breaks it is refused, so an empty or odd workspace never reaches
+ * a query. Null when fine, else why.
+ */
+export function workspaceNameProblem(name: string): string | null {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name) || name.includes('..')) {
+    return `workspace "${name}" must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit`;
+  }
+  return null;
+}
+
 /** Lifetime of a user token when none is given. */
 export const DEFAULT_USER_TOKEN_LIFETIME = '30d';
 
@@ -63,6 +76,8 @@ export async function verifyUserToken(secret: string, token: string): Promise<Us
       throw new AuthError('token lacks user or workspace');
     }
     if (role !== 'member' && role !== 'admin') throw new AuthError('token has no valid role');
+    const badWorkspace = workspaceNameProblem(payload.workspace);
+    if (badWorkspace) throw new AuthError(`token's ${badWorkspace}`);
     return { user: payload.sub, workspace: payload.workspace, role };
   } catch (err) {
     if (err instanceof AuthError) throw err;

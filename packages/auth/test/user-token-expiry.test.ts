@@ -53,3 +53,17 @@ test('parseTokenLifetime reads a whole number and a unit, nothing else', () => {
     expect({ bad, seconds: parseTokenLifetime(bad) }).toEqual({ bad, seconds: null });
   }
 });
+
+test('a token whose workspace breaks the name rule is refused (an empty one included)', async () => {
+  for (const workspace of ['', 'a/b', '..', ' w']) {
+    const token = await new SignJWT({ workspace, role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('sluice')
+      .setAudience('sluice-api')
+      .setSubject('ada')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(deriveKey(SECRET, 'user'));
+    await expect(verifyUserToken(SECRET, token)).rejects.toThrow(/workspace/);
+  }
+});
