@@ -85,19 +85,30 @@ const processFactory: ExecutorFactory = {
   }),
 };
 
-/** DOCKER_EXECUTOR_OWNER_ID and the rest of DOCKER_EXECUTOR_*; refused without the owner ID. */
-function dockerSettings(ctx: ExecutorBuildContext): DockerSettings & { ownerId: string } {
-  const settings = ctx.docker;
+/**
+ * An executor's settings with the owner ID it cannot run without (it labels
+ * its resources, registers under it and scopes its cleanup by it); refused,
+ * naming `variable`, when the ID is missing.
+ */
+function withOwnerId<T extends { ownerId?: string | null }>(
+  ctx: ExecutorBuildContext,
+  settings: T | undefined,
+  variable: string,
+  why: string,
+): T & { ownerId: string } {
   const ownerId = settings?.ownerId;
-  if (!settings || !ownerId) {
-    throw ConfigError.missing(
-      ctx.app,
-      'DOCKER_EXECUTOR_OWNER_ID',
-      'this instance runs the docker executor (SLUICE_EXECUTORS), which labels its containers with it, registers under it and limits its cleanup to them',
-    );
-  }
+  if (!settings || !ownerId) throw ConfigError.missing(ctx.app, variable, why);
   return { ...settings, ownerId };
 }
+
+/** DOCKER_EXECUTOR_OWNER_ID and the rest of DOCKER_EXECUTOR_*. */
+const dockerSettings = (ctx: ExecutorBuildContext) =>
+  withOwnerId(
+    ctx,
+    ctx.docker,
+    'DOCKER_EXECUTOR_OWNER_ID',
+    'this instance runs the docker executor (SLUICE_EXECUTORS), which labels its containers with it, registers under it and limits its cleanup to them',
+  );
 
 const docker: ExecutorFactory = {
   check(ctx) {
@@ -138,19 +149,14 @@ const docker: ExecutorFactory = {
   },
 };
 
-/** K8S_EXECUTOR_OWNER_ID (or its prefix rule) and the rest of K8S_EXECUTOR_*; refused without the owner ID. */
-function k8sSettings(ctx: ExecutorBuildContext): K8sSettings & { ownerId: string } {
-  const settings = ctx.k8s;
-  const ownerId = settings?.ownerId;
-  if (!settings || !ownerId) {
-    throw ConfigError.missing(
-      ctx.app,
-      'K8S_EXECUTOR_OWNER_ID',
-      'this instance runs the kubernetes executor (SLUICE_EXECUTORS), which labels its Jobs and Secrets with it, registers under it and limits its cleanup to them',
-    );
-  }
-  return { ...settings, ownerId };
-}
+/** K8S_EXECUTOR_OWNER_ID (or its prefix rule) and the rest of K8S_EXECUTOR_*. */
+const k8sSettings = (ctx: ExecutorBuildContext) =>
+  withOwnerId(
+    ctx,
+    ctx.k8s,
+    'K8S_EXECUTOR_OWNER_ID',
+    'this instance runs the kubernetes executor (SLUICE_EXECUTORS), which labels its Jobs and Secrets with it, registers under it and limits its cleanup to them',
+  );
 
 /** True when a Job create dry run in the namespace succeeds within 5 s (detection and the engine watch). */
 export function kubernetesAnswers(namespace: string, env: NodeJS.ProcessEnv): () => Promise<boolean> {
