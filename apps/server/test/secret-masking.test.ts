@@ -1,5 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { adminToken, apiClient, ended, startStandalone, type StandaloneServer } from './standalone';
+import { ended, useStandaloneServer } from './standalone';
 
 /*
  * The engine tells the runner which env values are resolved secrets; the
@@ -9,20 +8,7 @@ import { adminToken, apiClient, ended, startStandalone, type StandaloneServer } 
  */
 const SECRET_VALUE = 'sk/live+7f3a 9c=1e&5b';
 
-let db: TestDatabase;
-let server: StandaloneServer;
-let api: ReturnType<typeof apiClient>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startStandalone(db.url);
-  api = apiClient(server.publicUrl, await adminToken());
-});
-
-afterAll(async () => {
-  await server?.stop();
-  await db?.drop();
-});
+const fixture = useStandaloneServer();
 
 const FLOW = `
 tasks:
@@ -41,6 +27,7 @@ tasks:
 `;
 
 test('a resolved secret reaches the task but never its logs or outputs, plain, base64 or URL-encoded', async () => {
+  const { api } = fixture;
   expect((await api.putSecret('masking', 'api-token', SECRET_VALUE)).status).toBe(204);
   expect((await api.putFlow('masking', 'leak', FLOW)).status).toBe(200);
   const execution = await api.waitFor(await api.run('masking', 'leak'), ended);

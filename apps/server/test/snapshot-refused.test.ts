@@ -1,6 +1,5 @@
 import { Client } from 'pg';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { adminToken, apiClient, ended, startStandalone, type StandaloneServer } from './standalone';
+import { ended, useStandaloneServer } from './standalone';
 
 /*
  * A namespace file whose path escapes the work dir makes the runner refuse
@@ -10,22 +9,10 @@ import { adminToken, apiClient, ended, startStandalone, type StandaloneServer } 
  * the file is written straight into the database, as an older server stored it.
  */
 
-let db: TestDatabase;
-let server: StandaloneServer;
-let api: ReturnType<typeof apiClient>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startStandalone(db.url, { PIPELINE_DEFAULT_MAX_ATTEMPTS: '3' });
-  api = apiClient(server.publicUrl, await adminToken());
-});
-
-afterAll(async () => {
-  await server?.stop();
-  await db?.drop();
-});
+const fixture = useStandaloneServer({ PIPELINE_DEFAULT_MAX_ATTEMPTS: '3' });
 
 test('a snapshot the runner refuses fails the task run once with reason invalid_task', async () => {
+  const { api } = fixture;
   const flow = `
 retry:
   max_attempts: 3
@@ -36,7 +23,7 @@ tasks:
     command: ["sh", "-c", "echo ran"]
 `;
   expect((await api.putFlow('refused', 'uses-files', flow)).status).toBeLessThan(300);
-  const client = new Client({ connectionString: db.url });
+  const client = new Client({ connectionString: fixture.db.url });
   await client.connect();
   try {
     await client.query(

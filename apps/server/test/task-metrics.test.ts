@@ -1,21 +1,7 @@
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { adminToken, apiClient, ended, startStandalone, type StandaloneServer } from './standalone';
+import { ended, useStandaloneServer } from './standalone';
 
 // A task's metrics ($SLUICE_METRICS, one JSON object a line) are readable from the public API.
-let db: TestDatabase;
-let server: StandaloneServer;
-let api: ReturnType<typeof apiClient>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startStandalone(db.url);
-  api = apiClient(server.publicUrl, await adminToken());
-});
-
-afterAll(async () => {
-  await server?.stop();
-  await db?.drop();
-});
+const fixture = useStandaloneServer();
 
 const FLOW = `
 tasks:
@@ -28,6 +14,7 @@ tasks:
 `;
 
 test('GET /task-runs/{id}/metrics lists what the task reported, in order', async () => {
+  const { api } = fixture;
   expect((await api.putFlow('metrics', 'measure', FLOW)).status).toBe(200);
   const execution = await api.waitFor(await api.run('metrics', 'measure'), ended);
   expect(execution.state).toBe('SUCCEEDED');
