@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
 import {
+  createReadyNamespace,
   ended,
   eventually,
   explained,
@@ -54,14 +55,7 @@ const topology = kube
         config.loadFromDefault();
         core = config.makeApiClient(CoreV1Api);
         batch = config.makeApiClient(BatchV1Api);
-        await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-        await eventually(
-          'the default service account',
-          () =>
-            core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE }).catch(() => null),
-          30_000,
-          100,
-        );
+        await createReadyNamespace(core, NAMESPACE);
         return k8sExecutor(server);
       },
       cleanup: async () => {

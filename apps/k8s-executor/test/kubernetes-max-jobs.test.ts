@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import {
+  createReadyNamespace,
   ended,
   eventually,
   explained,
@@ -53,14 +54,7 @@ const topology = kube
         config.loadFromDefault();
         core = config.makeApiClient(CoreV1Api);
         batch = config.makeApiClient(BatchV1Api);
-        await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-        await eventually(
-          'the default service account',
-          () =>
-            core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE }).catch(() => null),
-          30_000,
-          100,
-        );
+        await createReadyNamespace(core, NAMESPACE);
         second = await k8sExecutor(server, OWNERS[1] ?? '');
         return k8sExecutor(server, OWNERS[0] ?? '');
       },

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
 import {
+  createReadyNamespace,
   createTestDatabase,
   ended,
   eventually,
@@ -40,13 +41,7 @@ if (!kube) {
     config.loadFromDefault();
     core = config.makeApiClient(CoreV1Api);
     batch = config.makeApiClient(BatchV1Api);
-    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-    await eventually(
-      'the default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE }).catch(() => null),
-      30_000,
-      100,
-    );
+    await createReadyNamespace(core, NAMESPACE);
     db = await createTestDatabase();
     server = await startStandalone(db.url, {
       KUBERNETES_SERVICE_HOST: '10.96.0.1',

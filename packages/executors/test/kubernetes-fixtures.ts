@@ -6,7 +6,7 @@ import {
   type V1Pod,
   type V1PodStatus,
 } from '@kubernetes/client-node';
-import { eventually } from '@sluice/testing';
+import { createReadyNamespace, eventually } from '@sluice/testing';
 import { KubeClient } from '../src';
 
 /**
@@ -39,13 +39,7 @@ export async function createNamespace(prefix: string): Promise<KubeNamespace> {
   config.loadFromDefault();
   const core = config.makeApiClient(CoreV1Api);
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name } } });
-  await eventually(
-    'the default service account',
-    () => core.readNamespacedServiceAccount({ name: 'default', namespace: name }).catch(() => null),
-    30_000,
-    100,
-  );
+  await createReadyNamespace(core, name);
   return {
     name,
     core,

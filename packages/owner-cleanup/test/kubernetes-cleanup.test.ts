@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, KubernetesExecutor, type ExecutorContext, type TaskRunHandle } from '@sluice/executors';
 import type { ClaimedTaskRun } from '@sluice/protocol';
-import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
+import {
+  InMemoryExecutorProtocol,
+  claimedRun,
+  createReadyNamespace,
+  eventually,
+  recordingLogger,
+} from '@sluice/testing';
 import { runKubernetesCleanup } from '../src';
 
 /**
@@ -30,13 +36,7 @@ if (!kube) {
     const config = new KubeConfig();
     config.loadFromDefault();
     core = config.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await eventually(
-      'the default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace }).catch(() => null),
-      30_000,
-      100,
-    );
+    await createReadyNamespace(core, namespace);
     client = new KubeClient(config, namespace);
   }, 60_000);
   afterAll(async () => {

@@ -12,3 +12,4 @@ export * from './in-memory-protocol';
 export * from './topology';
 export * from './executor-protocol-contract';
 export * from './kube';
+export * from './kube-namespace';
