@@ -142,9 +142,22 @@ function upstreamOf(node: Node, byId: Map<string, Node>): Set<string> {
   return seen;
 }
 
-const LITERAL_HINT = 'only {{ outputs.<task>.<key> }} is a template (write \\{{ for a literal "{{")';
+const LITERAL_HINT =
+  'only {{ outputs.<task>.<key> }} and {{ inputs.<name> }} are templates (write \\{{ for a literal "{{")';
 
-function checkTemplates(nodes: readonly Node[], byId: Map<string, Node>, out: ValidationIssue[]): void {
+function inputProblem(name: string, inputs: readonly string[]): string | undefined {
+  if (inputs.includes(name)) return undefined;
+  // Without declared inputs the author may have meant a literal "{{" (a Jinja or Go template).
+  if (inputs.length === 0) return `no input "${name}": the flow declares no inputs; ${LITERAL_HINT}`;
+  return `no input "${name}" in this flow's inputs${didYouMean(name, inputs)}; declared: ${inputs.join(', ')}`;
+}
+
+function checkTemplates(
+  nodes: readonly Node[],
+  byId: Map<string, Node>,
+  inputs: readonly string[],
+  out: ValidationIssue[],
+): void {
   for (const node of nodes) {
     if (!node.fields) continue;
     let upstream: Set<string> | undefined; // computed on first use: most tasks reference nothing
@@ -155,6 +168,7 @@ function checkTemplates(nodes: readonly Node[], byId: Map<string, Node>, out: Va
         const path = formatPath(t.segments);
         let problem: string | undefined;
         if (field === 'executor') problem = 'templates are not rendered in an executor block';
+        else if (t.input !== undefined) problem = inputProblem(t.input, inputs);
         else if (!t.ref) problem = `"{{ ${t.expression} }}" is not an output reference: ${LITERAL_HINT}`;
         else if (!byId.has(t.ref.task)) {
           problem = `no task "${t.ref.task}" in this flow${didYouMean(t.ref.task, [...byId.keys()])}`;
@@ -168,12 +182,16 @@ function checkTemplates(nodes: readonly Node[], byId: Map<string, Node>, out: Va
   }
 }
 
-export function checkTaskGraph(rawTasks: readonly unknown[]): ValidationIssue[] {
+/** `inputs`: the names the flow's `inputs` declares, for `{{ inputs.<name> }}`. */
+export function checkTaskGraph(
+  rawTasks: readonly unknown[],
+  inputs: readonly string[] = [],
+): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const nodes = toNodes(rawTasks);
   const byId = indexById(nodes, out);
   checkDependencies(nodes, byId, out);
   checkCycles(byId, out);
-  checkTemplates(nodes, byId, out);
+  checkTemplates(nodes, byId, inputs, out);
   return out;
 }

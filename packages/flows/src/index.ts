@@ -40,3 +40,13 @@ export {
   ExecutorTypeNotAllowedError,
 } from './allowed-executors';
 export { assertFlowRunnable, FlowNotRunnableError } from './flow-runnable';
+export {
+  assertInputs,
+  coerceInput,
+  inputText,
+  InputsInvalidError,
+  resolveInputs,
+  templateInputs,
+  type ResolvedInputs,
+} from './inputs';
+export { INPUT_NAME_PATTERN, INPUT_TYPES } from './schema/inputs';

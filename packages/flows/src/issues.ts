@@ -17,13 +17,21 @@ export const CODES = {
   dependency_cycle: 'tasks depend on each other in a loop; the message lists it',
   invalid_duration: 'not a duration such as 500ms, 10s, 30m, 2h, 1d or 1h30m (a bare number is seconds)',
   invalid_cron: 'not a 5-field (or 6-field, seconds first) cron expression',
-  invalid_reference: 'a template that is not `{{ outputs.<task>.<key> }}` of an upstream task',
+  invalid_reference:
+    'a template that is neither `{{ outputs.<task>.<key> }}` of an upstream task nor `{{ inputs.<name> }}` of a declared input',
   image_required: 'a docker or kubernetes executor (or a connector on one) without an image',
   field_not_allowed: 'an executor field that the merged executor type does not accept',
   executor_not_allowed: 'an executor block on a task that runs inline (http, subflow)',
   invalid_executor_type: 'an executor `type` other than process, docker or kubernetes',
   executor_type_not_allowed:
     'a task whose merged executor type is not in its namespace.yaml `allowed_executors` (refused when the flow is stored and when an execution starts)',
+  input_required:
+    'an execution (API, subflow) without a value for a required input; the path is `inputs.<name>`',
+  invalid_input_type:
+    'an input value, or an input `default` in the flow file, that is not of the declared type (nor its text)',
+  unknown_input: 'an execution (API, subflow) is given an input its flow does not declare',
+  scheduled_required_input:
+    'a flow with a `schedule` declares a required input: scheduled executions have only the defaults',
 } as const;
 
 export type ValidationCode = keyof typeof CODES;

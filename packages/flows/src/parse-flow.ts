@@ -6,8 +6,17 @@ import { ExecutorBlockSchema } from './schema/executor-block';
 import { duration, Retry, Schedule } from './schema/fields';
 import { TASK_SCHEMAS } from './schema/tasks';
 import { checkRawExecutorBlock } from './executor-merge';
+import { checkInputDeclarations } from './inputs';
+import { INPUT_NAME_PATTERN, InputDeclarationSchema, InputsSchema } from './schema/inputs';
 import { findTemplates } from './templates';
-import { TASK_TYPES, type ExecutorBlock, type Flow, type Task, type TaskType } from './types';
+import {
+  TASK_TYPES,
+  type ExecutorBlock,
+  type Flow,
+  type InputDeclaration,
+  type Task,
+  type TaskType,
+} from './types';
 import { loadYaml } from './yaml';
 import { mapZodIssues } from './zod-issues';
 
@@ -29,6 +38,7 @@ const FlowSchema = z.strictObject({
   concurrency: z.int().min(1).optional(),
   max_parallel: z.int().min(1).optional(),
   schedule: Schedule.optional(),
+  inputs: InputsSchema.optional(),
   tasks: z.array(z.unknown()).min(1, 'a flow needs at least one task'),
 });
 
@@ -72,6 +82,33 @@ function parseTask(raw: unknown, index: number, errors: ValidationIssue[]): Task
   }
   const { timeout, ...task } = result.data;
   return (timeout === undefined ? task : { ...task, timeoutMs: timeout }) as Task;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The declared inputs, checked and with converted defaults (undefined when
+ * absent or when their shape is wrong, which FlowSchema reports), and the
+ * names a template may use: every key written, so that a wrong declaration
+ * does not also make each `{{ inputs.x }}` an error.
+ */
+function analyzeInputs(
+  raw: Record<string, unknown>,
+  errors: ValidationIssue[],
+): { inputs?: Flow['inputs']; names: string[] } {
+  if (!isRecord(raw.inputs)) return { names: [] };
+  const names = Object.keys(raw.inputs);
+  // Declaration by declaration, so one wrong entry does not hide the problems of the others.
+  const valid: Record<string, InputDeclaration> = {};
+  for (const [name, decl] of Object.entries(raw.inputs)) {
+    const parsed = InputDeclarationSchema.safeParse(decl);
+    if (INPUT_NAME_PATTERN.test(name) && parsed.success) valid[name] = parsed.data;
+  }
+  const checked = checkInputDeclarations(valid, raw.schedule !== undefined);
+  errors.push(...checked.issues);
+  return InputsSchema.safeParse(raw.inputs).success ? { inputs: checked.inputs, names } : { names };
 }
 
 function checkIdentity(data: z.output<typeof FlowSchema>, ctx: FlowContext, errors: ValidationIssue[]): void {
@@ -132,7 +169,8 @@ export function analyzeFlow(yamlText: string, ctx: FlowContext): FlowAnalysis {
   const rawTasks = (raw as Record<string, unknown>).tasks;
   const taskList = Array.isArray(rawTasks) ? rawTasks : [];
   const tasks = taskList.map((t, i) => parseTask(t, i, errors));
-  errors.push(...checkTaskGraph(taskList));
+  const inputs = analyzeInputs(raw as Record<string, unknown>, errors);
+  errors.push(...checkTaskGraph(taskList, inputs.names));
   const rawExecutor = (raw as Record<string, unknown>).executor;
   for (const t of findTemplates(rawExecutor, ['executor'])) {
     errors.push(
@@ -151,6 +189,7 @@ export function analyzeFlow(yamlText: string, ctx: FlowContext): FlowAnalysis {
   const flow: Flow = {
     id: ctx.flowId,
     namespace: ctx.namespace,
+    ...(inputs.inputs && { inputs: inputs.inputs }),
     ...(executor && { executor }),
     ...(retry && { retry }),
     ...(timeout !== undefined && { timeoutMs: timeout }),

@@ -2,7 +2,8 @@ import { formatPath, type PathSegment } from './issues';
 
 /*
  * Templates in task fields: `{{ outputs.<task>.<key> }}` (whitespace inside the
- * braces is free) is replaced by the output `key` of the upstream task `task`.
+ * braces is free) is replaced by the output `key` of the upstream task `task`,
+ * `{{ inputs.<name> }}` by the execution's input `name` (docs/flow-file.md#inputs).
  * Nothing else is a template root. A literal `{{` (a Go template in a script,
  * `docker ps --format`) is written `\{{`; rendering turns it into `{{`.
  */
@@ -10,6 +11,7 @@ import { formatPath, type PathSegment } from './issues';
 // One alternation, so an escaped `\{{` is consumed before it can start a template.
 const TOKEN = /\\\{\{|\{\{([^{}]*)\}\}/g;
 const OUTPUT_REF = /^outputs\.([a-zA-Z][a-zA-Z0-9_-]*)\.([A-Za-z0-9_][A-Za-z0-9_.-]*)$/;
+const INPUT_REF = /^inputs\.([a-zA-Z][a-zA-Z0-9_-]*)$/;
 
 export interface TemplateReference {
   task: string;
@@ -23,6 +25,8 @@ export interface TemplateOccurrence {
   expression: string;
   /** Set when the expression is a well-formed output reference. */
   ref?: { task: string; key: string };
+  /** Set when the expression is a well-formed input reference: the input's name. */
+  input?: string;
   path: string;
   segments: PathSegment[];
 }
@@ -40,10 +44,18 @@ export class TemplateError extends Error {
   }
 }
 
-function parseExpression(inner: string): { expression: string; ref?: { task: string; key: string } } {
+interface ParsedExpression {
+  expression: string;
+  ref?: { task: string; key: string };
+  input?: string;
+}
+
+function parseExpression(inner: string): ParsedExpression {
   const expression = inner.trim();
   const match = OUTPUT_REF.exec(expression);
-  return match ? { expression, ref: { task: match[1] as string, key: match[2] as string } } : { expression };
+  if (match) return { expression, ref: { task: match[1] as string, key: match[2] as string } };
+  const input = INPUT_REF.exec(expression);
+  return input ? { expression, input: input[1] as string } : { expression };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -85,16 +97,31 @@ export function templateReferences(value: unknown): TemplateReference[] {
 export interface TemplateContext {
   /** Outputs of finished tasks: task id → key → value. */
   outputs: Record<string, Record<string, string>>;
+  /** The execution's inputs as template text (templateInputs in inputs.ts): name → text. */
+  inputs?: Record<string, string>;
+}
+
+function renderInput(whole: string, name: string, ctx: TemplateContext, path: string): string {
+  const value = ctx.inputs && Object.hasOwn(ctx.inputs, name) ? ctx.inputs[name] : undefined;
+  if (value === undefined) {
+    throw new TemplateError(
+      `${whole} at ${path || 'the value'}: the flow declares no input "${name}"`,
+      `inputs.${name}`,
+      path,
+    );
+  }
+  return value;
 }
 
 function renderString(text: string, ctx: TemplateContext, segments: PathSegment[]): string {
   return text.replace(TOKEN, (whole, inner: string | undefined) => {
     if (inner === undefined) return '{{';
     const path = formatPath(segments);
-    const { expression, ref } = parseExpression(inner);
+    const { expression, ref, input } = parseExpression(inner);
+    if (input !== undefined) return renderInput(whole, input, ctx, path);
     if (!ref) {
       throw new TemplateError(
-        `${whole} at ${path || 'the value'}: only {{ outputs.<task>.<key> }} can be rendered`,
+        `${whole} at ${path || 'the value'}: only {{ outputs.<task>.<key> }} and {{ inputs.<name> }} can be rendered`,
         expression,
         path,
       );

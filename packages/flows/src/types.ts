@@ -134,10 +134,25 @@ export function isInlineTask(task: Task): task is InlineTask {
   return task.type === 'http' || task.type === 'subflow';
 }
 
+/** The types a flow input can have; an `object` is a JSON mapping. */
+export type InputType = 'string' | 'number' | 'boolean' | 'object';
+
+/** One entry of a flow's `inputs` (docs/flow-file.md#inputs). */
+export interface InputDeclaration {
+  type: InputType;
+  /** Without a value the execution is refused; a required input has no default. */
+  required: boolean;
+  /** Applied when an execution does not give the input; of the declared type. */
+  default?: unknown;
+  description?: string;
+}
+
 export interface Flow {
   /** The file name without `.yaml`. */
   id: string;
   namespace: string;
+  /** Input name → declaration; absent when the flow declares none. */
+  inputs?: Record<string, InputDeclaration>;
   executor?: ExecutorBlock;
   retry?: RetryPolicy;
   timeoutMs?: number;

@@ -170,6 +170,10 @@ describe('parseFlow errors, each with its exact path', () => {
         'executor_not_allowed',
         'invalid_executor_type',
         'executor_type_not_allowed',
+        'input_required',
+        'invalid_input_type',
+        'unknown_input',
+        'scheduled_required_input',
       ].sort(),
     );
   });
