@@ -85,6 +85,14 @@ describe('every route answers what the OpenAPI document says', () => {
     const route = '/namespaces/{ns}/flows/{flow}/executions';
     const created = await check('POST', route, member.post(ns('/flows/shared/executions')), 201);
     await check('POST', route, member.post(ns('/flows/nope/executions')), 404);
+    const refused = await check(
+      'POST',
+      route,
+      member.post(ns('/flows/shared/executions')).send({ inputs: { x: 1 } }),
+      422,
+    );
+    expect(refused.body.errors[0].code).toBe('unknown_input');
+    await check('POST', route, member.post(ns('/flows/shared/executions')).send({ inputs: 'x' }), 400);
     const id = String(created.body.id);
     await check('GET', '/executions', member.get(v1(`/executions?namespace=${NS}&limit=1`)), 200);
     await check('GET', '/executions', member.get(v1('/executions?cursor=abc')), 400);

@@ -11,6 +11,7 @@ import {
 import {
   assertExecutorTypesAllowed,
   assertFlowRunnable,
+  assertInputs,
   parseNamespaceConfig,
   type NamespaceConfig,
 } from '@sluice/flows';
@@ -26,6 +27,7 @@ export interface CreateExecutionRequest extends NamespaceKey {
   /** The due time of a scheduled execution: at most one execution per flow and due time. */
   scheduledFor?: Date | null;
   parentTaskRunId?: string | null;
+  /** Checked against the flow's `inputs` (InputsInvalidError, nothing stored); defaults are filled in. */
   inputs?: Record<string, unknown> | null;
 }
 
@@ -56,6 +58,8 @@ export async function createExecutionIn(
   assertExecutorTypesAllowed(flow.definition, namespaceConfig, req.namespace);
   // The rest of the validator against today's namespace.yaml: it may have changed since the PUT.
   assertFlowRunnable(flow.definition, namespaceConfig, req.namespace, req.flowId);
+  // Before anything is stored: a refused start leaves no execution, task run or event behind.
+  const inputs = assertInputs(flow.definition.inputs, req.inputs, req.namespace, req.flowId);
   const definition: ExecutionDefinition = {
     flow: flow.definition,
     namespaceExecutor: namespaceConfig?.defaults?.executor ?? null,
@@ -70,7 +74,7 @@ export async function createExecutionIn(
     trigger: req.trigger ?? 'api',
     scheduledFor: req.scheduledFor ?? null,
     parentTaskRunId: req.parentTaskRunId ?? null,
-    inputs: req.inputs ?? null,
+    inputs,
   });
   if (created) await startWaitingExecutions(tx, ns, req.flowId, settings, effects);
   return created;

@@ -7,7 +7,7 @@ import {
   type TaskRunRow,
   type Transaction,
 } from '@sluice/store';
-import { renderTemplates, resolveExecutor, type Task } from '@sluice/flows';
+import { renderTemplates, resolveExecutor, templateInputs, type Task } from '@sluice/flows';
 import type { EngineSettings } from './settings';
 
 /** The latest attempt of each task of an execution (a retry supersedes its predecessor). */
@@ -42,8 +42,13 @@ export function backoffOf(
 }
 
 /** What is stored as the task run's spec: the task with templates rendered; secret references stay references. */
-function taskSpec(task: Task, outputs: Record<string, Record<string, string>>): Record<string, unknown> {
-  return renderTemplates({ ...task }, { outputs }) as unknown as Record<string, unknown>;
+function taskSpec(
+  task: Task,
+  execution: ExecutionRecord,
+  outputs: Record<string, Record<string, string>>,
+): Record<string, unknown> {
+  const inputs = templateInputs(execution.definition.flow.inputs, execution.inputs);
+  return renderTemplates({ ...task }, { outputs, inputs }) as unknown as Record<string, unknown>;
 }
 
 /**
@@ -66,7 +71,7 @@ export async function queueAttempt(
   let spec: Record<string, unknown>;
   let renderError: string | null = null;
   try {
-    spec = taskSpec(task, outputs);
+    spec = taskSpec(task, execution, outputs);
   } catch (err) {
     spec = { ...task } as unknown as Record<string, unknown>;
     renderError = err instanceof Error ? err.message : String(err);

@@ -83,7 +83,7 @@ export function resolveInputs(
     }
     const coerced = coerceInput(decl.type, values[name]);
     if (coerced.ok) inputs[name] = coerced.value;
-    else issues.push(issue('invalid_input_type', path, `input "${name}": ${coerced.message}`));
+    else issues.push(issue('invalid_input_type', path, coerced.message));
   }
   const names = Object.keys(declarations);
   for (const name of Object.keys(values)) {

@@ -82,6 +82,16 @@ const validationResponse = {
   content: { 'application/json': { schema: { $ref: COMPONENT('ValidationErrors') } } },
 };
 
+const executionStartRefused = {
+  description:
+    'Nothing was created: `executor_type_not_allowed` (an Error), or the inputs do not match the flow\u2019s declaration or the flow no longer validates against its namespace.yaml (ValidationErrors, each input problem at `inputs.<name>`)',
+  content: {
+    'application/json': {
+      schema: { oneOf: [{ $ref: COMPONENT('Error') }, { $ref: COMPONENT('ValidationErrors') }] },
+    },
+  },
+};
+
 /** The route's own responses plus the errors every route of its kind can answer. */
 function responses(op: Operation): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -107,6 +117,7 @@ function responses(op: Operation): Record<string, unknown> {
     out['422'] = errorResponse(
       '`executor_type_not_allowed`: a task runs on an executor type the namespace forbids',
     );
+  if (op.validates === 'execution-start') out['422'] = executionStartRefused;
   out['500'] = errorResponse('An unexpected failure (`internal`); the detail is in the server log');
   return out;
 }
@@ -121,7 +132,13 @@ function operation(op: Operation): Record<string, unknown> {
     ...(op.auth === 'admin' ? { description: 'Needs a token with the admin role.' } : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(op.body
-      ? { requestBody: { required: true, description: op.body.description, content: media(op.body.content) } }
+      ? {
+          requestBody: {
+            required: op.body.required ?? true,
+            description: op.body.description,
+            content: media(op.body.content),
+          },
+        }
       : {}),
     responses: responses(op),
   };

@@ -7,6 +7,7 @@ import {
   ExecutionCreated,
   ExecutionList,
   ExecutionListQuery,
+  ExecutionStart,
   ExecutorList,
   FileList,
   FileWritten,
@@ -50,11 +51,12 @@ export interface Operation {
   /** Who may call it: no token, any user of the workspace, or its admins. */
   auth: 'none' | 'member' | 'admin';
   query?: z.ZodObject;
-  body?: { description: string; content: Record<string, Content>; limit: string };
+  /** `required: false`: the body may be left out (true unless said). */
+  body?: { description: string; content: Record<string, Content>; limit: string; required?: boolean };
   /** The route's own answers; the common errors (401, 403, 500, ...) are added from `auth` and the path. */
   responses: Record<number, Response>;
   /** The route reads a JSON body or a YAML that is validated: 422 with the validator's issues. */
-  validates?: 'flow' | 'namespace-config' | 'allowed-executors';
+  validates?: 'flow' | 'namespace-config' | 'allowed-executors' | 'execution-start';
 }
 
 const json = (schema: z.ZodType) => ({ 'application/json': schema });
@@ -134,10 +136,16 @@ export const OPERATIONS: Operation[] = [
     method: 'post',
     path: '/namespaces/{ns}/flows/{flow}/executions',
     operationId: 'createExecution',
-    summary: 'Start an execution of the flow',
+    summary: 'Start an execution of the flow, with its inputs',
     tag: 'executions',
     auth: 'member',
-    validates: 'allowed-executors',
+    body: {
+      description: 'The inputs (docs/api.md#starting-an-execution); an empty body gives none',
+      content: json(ExecutionStart),
+      limit: '1 MiB',
+      required: false,
+    },
+    validates: 'execution-start',
     responses: { 201: { description: 'The execution, queued', content: json(ExecutionCreated) } },
   },
   {

@@ -17,6 +17,7 @@ function executionSummary(e: ExecutionRecord) {
     state: e.state,
     reason: e.reason,
     trigger: e.trigger,
+    inputs: e.inputs ?? {},
     cancelRequested: e.cancelRequested,
     createdAt: e.createdAt,
     startedAt: e.startedAt,

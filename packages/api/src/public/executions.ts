@@ -1,4 +1,5 @@
-import { Router, type Response } from 'express';
+import express, { Router, type Response } from 'express';
+import { InputsInvalidError } from '@sluice/flows';
 import {
   getExecutionInWorkspace,
   getOutputsOfExecution,
@@ -9,6 +10,7 @@ import {
 } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
+import { ExecutionStart } from '../schemas';
 import { callerNamespace, checkName } from './names';
 import { currentUser } from '../user-auth';
 
@@ -82,11 +84,31 @@ export async function taskRunViews(ctx: PublicApiContext, executionId: string) {
 export function executionRoutes(ctx: PublicApiContext): Router {
   const router = Router();
 
-  router.post('/namespaces/:ns/flows/:flow/executions', async (req, res) => {
+  // The body is optional: a flow without required inputs starts with an empty POST.
+  router.post('/namespaces/:ns/flows/:flow/executions', express.json({ limit: '1mb' }), async (req, res) => {
     const ns = callerNamespace(req, res);
     const flowId = checkName('flow', String(req.params.flow));
-    const execution = await ctx.engine.createExecution({ ...ns, flowId, trigger: 'api' });
-    res.status(201).json({ id: execution.id, state: execution.state });
+    const body = ExecutionStart.safeParse(req.body ?? {});
+    if (!body.success) {
+      throw new HttpError(
+        400,
+        'invalid_request',
+        'the body must be empty or {"inputs": {"<name>": <value>, ...}}',
+      );
+    }
+    try {
+      const execution = await ctx.engine.createExecution({
+        ...ns,
+        flowId,
+        trigger: 'api',
+        inputs: body.data.inputs ?? {},
+      });
+      res.status(201).json({ id: execution.id, state: execution.state });
+    } catch (err) {
+      // The validator's shape, each problem at `inputs.<name>`; nothing was created.
+      if (!(err instanceof InputsInvalidError)) throw err;
+      res.status(err.status).json({ errors: err.issues });
+    }
   });
 
   router.get('/executions/:id', async (req, res) => {
@@ -100,6 +122,7 @@ export function executionRoutes(ctx: PublicApiContext): Router {
       state: execution.state,
       reason: execution.reason,
       trigger: execution.trigger,
+      inputs: execution.inputs ?? {},
       snapshotId: execution.snapshotId,
       cancelRequested: execution.cancelRequested,
       createdAt: execution.createdAt,

@@ -3,6 +3,21 @@ import { ExecutionState, ExecutorType, LogLine, TaskRunReason, TaskRunState } fr
 import { Name, NextCursor, PageQuery } from './common';
 import { named, Timestamp } from './registry';
 
+export const ExecutionStart = named(
+  'ExecutionStart',
+  z
+    .object({
+      inputs: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe(
+          'Input name → value, checked against the flow\u2019s `inputs` (docs/flow-file.md#inputs): a value of the declared type or its text ("5", "true", an object\u2019s JSON). Defaults fill in the rest.',
+        ),
+    })
+    .strict(),
+  'The body of an execution start; it may be left out when the flow needs no inputs.',
+);
+
 export const ExecutionCreated = named('ExecutionCreated', z.object({ id: z.uuid(), state: ExecutionState }));
 
 export const ExecutionCancelRequested = named(
@@ -39,6 +54,9 @@ const executionFields = {
   state: ExecutionState,
   reason: z.string().nullable(),
   trigger: z.string().describe('api, schedule or subflow'),
+  inputs: z
+    .record(z.string(), z.unknown())
+    .describe('The inputs it runs with, defaults included, converted to their declared types.'),
   cancelRequested: z.boolean(),
   createdAt: Timestamp,
   startedAt: Timestamp.nullable(),
