@@ -21,7 +21,7 @@ export interface JobsHarness {
   storeFlow(
     flowId: string,
     schedule: string | null,
-    options?: { updatedAt?: Date; pool?: string; workspace?: string },
+    options?: { updatedAt?: Date; pool?: string; workspace?: string; yamlLines?: string[] },
   ): Promise<void>;
   /** The database's clock truncated to a whole second. */
   dbSecond(): Promise<Date>;
@@ -47,6 +47,7 @@ export async function startJobsHarness(): Promise<JobsHarness> {
       const yaml = [
         ...(schedule ? [`schedule: "${schedule}"`] : []),
         ...(options.pool ? ['executor:', `  pool: ${options.pool}`] : []),
+        ...(options.yamlLines ?? []),
         'tasks:',
         '  - id: tick',
         '    type: command',

@@ -147,6 +147,19 @@ describe('scheduler', () => {
     expect(await cycle({ now })).toMatchObject({ created: 0, alreadyExisted: 0 });
   });
 
+  it("starts a scheduled execution with the defaults of the flow's inputs (docs/flow-file.md#inputs)", async () => {
+    const now = await h.dbSecond();
+    await h.storeFlow('with-inputs', EVERY_SECOND, {
+      updatedAt: new Date(now.getTime() - 1000),
+      yamlLines: ['inputs:', '  day: { type: string, default: today }', '  n: { type: number }'],
+    });
+    expect(await cycle({ now })).toMatchObject({ created: 1, failed: 0 });
+    const { rows } = await h.pool.query<{ inputs: unknown }>(
+      "SELECT inputs FROM executions WHERE flow_id = 'with-inputs'",
+    );
+    expect(rows.map((r) => r.inputs)).toEqual([{ day: 'today' }]);
+  });
+
   it('runs cycles on an interval until stopped', async () => {
     const now = await h.dbSecond();
     await h.storeFlow('interval', EVERY_SECOND, { updatedAt: new Date(now.getTime() - 2000) });
