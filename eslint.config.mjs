@@ -17,6 +17,9 @@ import tseslint from 'typescript-eslint';
  *                      secrets (the keyring that decrypts stored secrets): libraries of the control side
  *                      only. Executors and the runner must not import them — an executor never holds the
  *                      token keys or the keyring, as it never opens the database.
+ *   layer:api-schemas  api-schemas: the public API's request and response zod schemas, shared by the API
+ *                      (which validates with them and builds its OpenAPI document from them) and its
+ *                      clients. Imports protocol and control-lib (flows: names and validation codes).
  *   layer:store        store (every SQL statement and Prisma call), bootstrap (the embedded PostgreSQL and
  *                      the secrets it generates): database access, control side only.
  *   layer:control      engine, api, jobs: the control plane. Imports the layers above, never the executor
@@ -43,6 +46,10 @@ const depConstraints = [
     onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config', 'layer:base', 'layer:control-lib'],
   },
   {
+    sourceTag: 'layer:api-schemas',
+    onlyDependOnLibsWithTags: ['layer:protocol', 'layer:control-lib', 'layer:api-schemas'],
+  },
+  {
     sourceTag: 'layer:store',
     onlyDependOnLibsWithTags: [
       'layer:protocol',
@@ -60,6 +67,7 @@ const depConstraints = [
       'layer:base',
       'layer:control-lib',
       'layer:store',
+      'layer:api-schemas',
       'layer:control',
     ],
   },

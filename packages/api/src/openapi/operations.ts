@@ -20,8 +20,8 @@ import {
   SecretBody,
   SecretList,
   TaskRunList,
-} from '../schemas';
-import { LogsQuery } from '../schemas/logs';
+} from '@sluice/api-schemas';
+import { LogsQuery } from '@sluice/api-schemas/logs';
 
 /** A body that is not JSON: described by a JSON Schema of its own. */
 export interface RawContent {
