@@ -1,0 +1,3 @@
+export { cliMain, CLI_COMMANDS } from './main';
+export { mapIssueToLine } from './apply/lines';
+export type { Io } from './io';
