@@ -34,6 +34,9 @@ import tseslint from 'typescript-eslint';
  *                      store, engine, api, jobs or control-lib: it reaches the control plane only over
  *                      ExecutorProtocol.
  *   layer:runner       runner: runs inside the task's container or process; protocol and config only.
+ *   layer:client       cli: the user CLI (sluice login, apply, run, ...). A client of the public API over
+ *                      HTTP: protocol, config and api-schemas only, never the store, engine, api or
+ *                      executors — it holds no database and no server secret.
  *   type:app           apps/*: thin binaries over the libraries. Nothing imports an app.
  *   type:testing       testing: test helpers. Only tests import it (see testDepConstraints).
  */
@@ -94,6 +97,10 @@ const depConstraints = [
     ],
   },
   { sourceTag: 'layer:runner', onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config'] },
+  {
+    sourceTag: 'layer:client',
+    onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config', 'layer:api-schemas', 'layer:client'],
+  },
   // Apps import libraries, never another app (no constraint lists type:app) nor the test helpers.
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
   // The test helpers may use any library (fakes of protocol, harnesses over real processes).

@@ -1,14 +1,15 @@
 import { outputFormat, parse, positionals } from '../args';
 import { connect, printHelp, type Command } from '../command';
 import type { Io } from '../io';
-import { eachLogLine } from '../logs/stream';
+import { eachLogLine, printLine } from '../logs/stream';
 
 export const logs: Command = {
   name: 'logs',
   summary: 'Print a task run’s log lines',
   usage: `usage: sluice logs <task-run-id> [-f]
 
-Prints the lines a task run wrote, stdout and stderr in the order written.
+Prints the lines a task run wrote, stdout and stderr in the order written, on
+stdout; Sluice's own lines about the task run (stream system) go to stderr.
 Task run ids are in sluice executions get <id>.
 
 Options:
@@ -21,7 +22,7 @@ With --output json, one JSON object per line (seq, stream, line, ts).`,
     const [id] = positionals(rest, ['task-run-id']);
     const format = outputFormat(values.output);
     await eachLogLine(connect(values, io), id!, values.follow === true, (line) =>
-      io.out(format === 'json' ? `${JSON.stringify(line)}\n` : `${line.line}\n`),
+      format === 'json' ? io.out(`${JSON.stringify(line)}\n`) : printLine(io, line),
     );
     return 0;
   },

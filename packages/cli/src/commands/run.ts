@@ -4,7 +4,7 @@ import { connect, printHelp, type Command } from '../command';
 import type { ApiClient } from '../client';
 import { UsageError } from '../errors';
 import type { Io } from '../io';
-import { eachLogLine } from '../logs/stream';
+import { eachLogLine, printLine } from '../logs/stream';
 import { printJson } from '../output';
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
@@ -92,11 +92,9 @@ async function follow(client: ApiClient, id: string, io: Io, json: boolean) {
       followed.add(next.id);
       if (!json) io.err(`--- ${next.taskId}${next.attempt > 1 ? ` (attempt ${next.attempt})` : ''}\n`);
       await eachLogLine(client, next.id, true, (line) =>
-        io.out(
-          json
-            ? `${JSON.stringify({ taskId: next.taskId, taskRunId: next.id, ...line })}\n`
-            : `${line.line}\n`,
-        ),
+        json
+          ? io.out(`${JSON.stringify({ taskId: next.taskId, taskRunId: next.id, ...line })}\n`)
+          : printLine(io, line),
       );
       continue;
     }

@@ -1,8 +1,18 @@
 import { LogLineView, LogPage } from '@sluice/api-schemas';
 import type { z } from 'zod';
 import { parseBody, type ApiClient } from '../client';
+import type { Io } from '../io';
 
 export type LogLine = z.output<typeof LogLineView>;
+
+/**
+ * A line as people read it: what the task wrote (stdout and stderr) on
+ * stdout, Sluice's own notes (`system`: task started, exit code) on stderr.
+ */
+export function printLine(io: Io, line: LogLine): void {
+  if (line.stream === 'system') io.err(`[sluice] ${line.line}\n`);
+  else io.out(`${line.line}\n`);
+}
 
 /**
  * Every line of a task run: with `follow`, the server's newline-delimited JSON
