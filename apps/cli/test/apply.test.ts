@@ -213,5 +213,9 @@ describe('sluice apply', () => {
       expect({ name, code: run.code, stderr: run.stderr }).toEqual({ name, code: 0, stderr: '' });
       expect(JSON.parse(run.stdout)).toMatchObject({ namespace: name, valid: true });
     }
+    // The quick start's flow runs: its namespace file and the output of its first task reach the second.
+    const hello = await sluice(['run', 'demo/hello', '--follow'], fixture().env);
+    expect(hello.stdout).toBe('hello from greet.sh, sluice\ngreet said greeted=yes\n');
+    expect(hello.code).toBe(0);
   });
 });
