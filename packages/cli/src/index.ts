@@ -1,3 +1,2 @@
 export { cliMain, CLI_COMMANDS } from './main';
-export { mapIssueToLine } from './apply/lines';
 export type { Io } from './io';
