@@ -145,6 +145,11 @@ describe('executions, logs, cancel', () => {
 
     const future = await sluice(['executions', 'list', '--since', '2999-01-01T00:00:00Z'], fixture().env);
     expect(future.stdout).toBe('no executions\n');
+    const past = await sluice(['executions', 'list', '--until', '7d', '-o', 'json'], fixture().env);
+    expect(JSON.parse(past.stdout).executions).toEqual([]);
+    const bad = await sluice(['executions', 'list', '--until', 'yesterday'], fixture().env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^sluice executions: --until "yesterday" is neither/);
   });
 
   it('executions get: the execution and its task runs', async () => {

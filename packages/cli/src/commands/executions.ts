@@ -6,7 +6,7 @@ import { UsageError } from '../errors';
 import type { Io } from '../io';
 import { duration, printJson, table, time } from '../output';
 
-const USAGE = `usage: sluice executions list [--namespace NS] [--flow F] [--state S] [--since T] [--limit N] [--cursor C]
+const USAGE = `usage: sluice executions list [--namespace NS] [--flow F] [--state S] [--since T] [--until T] [--limit N] [--cursor C]
        sluice executions get <execution-id>
 
 list: the executions of the token's workspace, newest first.
@@ -14,18 +14,19 @@ list: the executions of the token's workspace, newest first.
   --flow F          only this flow's (needs --namespace)
   --state S         QUEUED, RUNNING, SUCCEEDED, FAILED or CANCELLED
   --since T         created at or after T: a duration back from now (30m, 2h, 7d) or an ISO time
+  --until T         created before T (the same forms)
   --limit N         at most N (default 20); the next page's --cursor is printed after the table
 get: one execution and its task runs (their ids are what sluice logs takes).`;
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `30m` → the ISO time 30 minutes ago; an ISO time as it is. */
-export function sinceTime(value: string, now = Date.now()): string {
+export function sinceTime(value: string, flag: string, now = Date.now()): string {
   const relative = /^(\d+)([smhd])$/.exec(value);
   if (relative) return new Date(now - Number(relative[1]) * UNITS[relative[2]!]!).toISOString();
   const parsed = Date.parse(value);
   if (Number.isNaN(parsed))
-    throw new UsageError(`--since "${value}" is neither a duration (30m, 2h, 7d) nor a time`);
+    throw new UsageError(`${flag} "${value}" is neither a duration (30m, 2h, 7d) nor a time`);
   return new Date(parsed).toISOString();
 }
 
@@ -34,6 +35,7 @@ const OPTIONS = {
   flow: { type: 'string' },
   state: { type: 'string' },
   since: { type: 'string' },
+  until: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
 } as const;
@@ -76,7 +78,8 @@ export const executions: Command = {
         namespace: values.namespace,
         flow: values.flow,
         state,
-        createdAfter: values.since === undefined ? undefined : sinceTime(values.since),
+        createdAfter: values.since === undefined ? undefined : sinceTime(values.since, '--since'),
+        createdBefore: values.until === undefined ? undefined : sinceTime(values.until, '--until'),
         limit,
         cursor: values.cursor,
       },
