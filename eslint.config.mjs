@@ -17,6 +17,9 @@ import tseslint from 'typescript-eslint';
  *                      secrets (the keyring that decrypts stored secrets): libraries of the control side
  *                      only. Executors and the runner must not import them — an executor never holds the
  *                      token keys or the keyring, as it never opens the database.
+ *   layer:api-schemas  api-schemas: the public API's request and response zod schemas, shared by the API
+ *                      (which validates with them and builds its OpenAPI document from them) and its
+ *                      clients. Imports protocol and control-lib (flows: names and validation codes).
  *   layer:store        store (every SQL statement and Prisma call), bootstrap (the embedded PostgreSQL and
  *                      the secrets it generates): database access, control side only.
  *   layer:control      engine, api, jobs: the control plane. Imports the layers above, never the executor
@@ -31,6 +34,9 @@ import tseslint from 'typescript-eslint';
  *                      store, engine, api, jobs or control-lib: it reaches the control plane only over
  *                      ExecutorProtocol.
  *   layer:runner       runner: runs inside the task's container or process; protocol and config only.
+ *   layer:client       cli: the user CLI (sluice login, apply, run, ...). A client of the public API over
+ *                      HTTP: protocol, config and api-schemas only, never the store, engine, api or
+ *                      executors — it holds no database and no server secret.
  *   type:app           apps/*: thin binaries over the libraries. Nothing imports an app.
  *   type:testing       testing: test helpers. Only tests import it (see testDepConstraints).
  */
@@ -41,6 +47,10 @@ const depConstraints = [
   {
     sourceTag: 'layer:control-lib',
     onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config', 'layer:base', 'layer:control-lib'],
+  },
+  {
+    sourceTag: 'layer:api-schemas',
+    onlyDependOnLibsWithTags: ['layer:protocol', 'layer:control-lib', 'layer:api-schemas'],
   },
   {
     sourceTag: 'layer:store',
@@ -60,6 +70,7 @@ const depConstraints = [
       'layer:base',
       'layer:control-lib',
       'layer:store',
+      'layer:api-schemas',
       'layer:control',
     ],
   },
@@ -86,6 +97,10 @@ const depConstraints = [
     ],
   },
   { sourceTag: 'layer:runner', onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config'] },
+  {
+    sourceTag: 'layer:client',
+    onlyDependOnLibsWithTags: ['layer:protocol', 'layer:config', 'layer:api-schemas', 'layer:client'],
+  },
   // Apps import libraries, never another app (no constraint lists type:app) nor the test helpers.
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
   // The test helpers may use any library (fakes of protocol, harnesses over real processes).

@@ -21,6 +21,15 @@ const COMMANDS = {
     'An instance running docker tasks, talking to a server over the internal API',
   ],
   'k8s-executor': ['k8s-executor', 'An instance running kubernetes tasks as Jobs'],
+  login: ['cli', 'Check a token against a server and save both for the commands below'],
+  apply: [
+    'cli',
+    'Push a namespace folder (namespace.yaml, flows/, files/): validate, show the changes, store',
+  ],
+  run: ['cli', 'Start an execution of <namespace>/<flow>; --follow streams its logs, exit 0 if it succeeded'],
+  executions: ['cli', 'List executions (sluice executions list) or show one (sluice executions get <id>)'],
+  logs: ['cli', 'Print the log lines of a task run; -f follows them until it ends'],
+  cancel: ['cli', 'Request the cancellation of an execution'],
   exec: ['runner', 'The runner: runs one task run inside its process, container or pod'],
   'runner-install': ['runner', 'Copy the runner into a directory (the kubernetes init container)'],
 };

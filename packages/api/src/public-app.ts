@@ -12,6 +12,7 @@ import { flowRoutes } from './public/flows';
 import { namespaceRoutes } from './public/namespaces';
 import { secretRoutes } from './public/secrets';
 import { taskRunRoutes } from './public/task-runs';
+import { validateRoutes } from './public/validate';
 
 /** The public API (HTTP_SERVER_ADDR): every route under /api/v1 but the OpenAPI document needs a user JWT. */
 export function createPublicApp(
@@ -32,6 +33,7 @@ export function createPublicApp(
   api.use(namespaceRoutes(ctx));
   api.use(flowRoutes(ctx));
   api.use(fileRoutes(ctx));
+  api.use(validateRoutes(ctx));
   api.use(secretRoutes(ctx));
   api.use(executionListRoutes(ctx));
   api.use(executionRoutes(ctx));

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { CODES } from '@sluice/flows';
 import { buildOpenApiDocument, OPERATIONS } from '@sluice/api';
-import { PUBLIC_ERROR_CODES } from '../src/schemas';
+import { PUBLIC_ERROR_CODES } from '@sluice/api-schemas';
 import { startApiHarness, type ApiHarness } from './harness';
 import { validateOpenApiDocument, toOpenApiRoute } from './openapi-check';
 import { listRoutes } from './workspaces';

@@ -81,6 +81,22 @@ describe('every route answers what the OpenAPI document says', () => {
     await check('DELETE', '/namespaces/{ns}/flows/{flow}', member.delete(ns('/flows/spec')), 404);
   });
 
+  it('namespace validation', async () => {
+    const route = '/namespaces/{ns}/validate';
+    const flows = [
+      { id: 'good', source: flowYaml('x') },
+      { id: 'bad', source: 'tasks:\n  - id: a\n    type: comand\n' },
+    ];
+    const res = await check('POST', route, member.post(ns('/validate')).send({ flows }), 200);
+    expect(res.body.valid).toBe(false);
+    expect(res.body.flows[1].errors[0].code).toBe('unknown_task_type');
+    const broken = { namespaceYaml: 'defaults: [1', flows: [] };
+    const ofYaml = await check('POST', route, member.post(ns('/validate')).send(broken), 200);
+    expect(ofYaml.body.namespaceYaml.length).toBeGreaterThan(0);
+    await check('POST', route, member.post(ns('/validate')).send({ flow: [] }), 400);
+    await check('GET', '/namespaces/{ns}/flows/{flow}', member.get(ns('/flows/bad')), 404);
+  });
+
   it('executions', async () => {
     const route = '/namespaces/{ns}/flows/{flow}/executions';
     const created = await check('POST', route, member.post(ns('/flows/shared/executions')), 201);

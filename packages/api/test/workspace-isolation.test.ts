@@ -128,6 +128,21 @@ const MATRIX: Record<string, () => Promise<void>> = {
     expect((await b.get(ns('/flows/dup'))).status).toBe(404);
     expect((await a.get(ns('/flows/dup'))).status).toBe(200);
   },
+  'POST /api/v1/namespaces/:ns/validate': async () => {
+    // The stored namespace.yaml the flows are checked against is the caller's own namespace's.
+    const path = v1('/namespaces/val-only-a/files/namespace.yaml');
+    expect((await a.putFile(path, 'allowed_executors: [docker]\n')).status).toBe(200);
+    const body = { flows: [{ id: 'x', source: flowYaml('from-b') }] };
+    const ofA = await aMember.post(v1('/namespaces/val-only-a/validate')).send(body);
+    expect(ofA.body.flows[0].errors.map((e: { code: string }) => e.code)).toContain(
+      'executor_type_not_allowed',
+    );
+    const ofB = await bMember.post(v1('/namespaces/val-only-a/validate')).send(body);
+    expect(ofB.status).toBe(200);
+    expect(ofB.body).toEqual({ valid: true, namespaceYaml: [], flows: [{ id: 'x', errors: [] }] });
+    expect((await b.get(v1('/namespaces/val-only-a/flows/x'))).status).toBe(404);
+    expect((await a.delete(path)).status).toBe(204);
+  },
   'POST /api/v1/namespaces/:ns/flows/:flow/executions': async () => {
     expect((await b.post(ns('/flows/only-a/executions'))).status).toBe(404);
     const created = await bMember.post(ns('/flows/shared/executions'));

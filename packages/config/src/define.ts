@@ -1,8 +1,15 @@
 import type { EnvSchema } from './schemas';
 
 /** The processes that read configuration from the environment. */
-export type AppName = 'server' | 'jobs' | 'docker-executor' | 'k8s-executor' | 'runner';
-export const APP_NAMES: readonly AppName[] = ['server', 'jobs', 'docker-executor', 'k8s-executor', 'runner'];
+export type AppName = 'server' | 'jobs' | 'docker-executor' | 'k8s-executor' | 'runner' | 'cli';
+export const APP_NAMES: readonly AppName[] = [
+  'server',
+  'jobs',
+  'docker-executor',
+  'k8s-executor',
+  'runner',
+  'cli',
+];
 
 export interface VarSpec<T> {
   /** The canonical name. */

@@ -23,7 +23,8 @@ export {
 } from './schemas';
 export type { EnvSchema, ExecutorSelection } from './schemas';
 export { masterKey, masterKeyList, decodeMasterKey, MASTER_KEY_BYTES } from './keys';
-export { parseEnv } from './parse';
+export { parseEnv, parseClientEnv } from './parse';
+export type { ClientEnv } from './parse';
 export type { ParseOptions } from './parse';
 export type * from './app-config';
 export { LOG_LEVELS } from './vars/common';

@@ -192,3 +192,17 @@ function k8sSettings(
     maxJobs: r.get(V.SLUICE_K8S_MAX_JOBS),
   };
 }
+
+/** What the user CLI reads from the environment; unset variables are undefined (flags and the config file may fill them). */
+export interface ClientEnv {
+  url?: string;
+  token?: string;
+}
+
+/** SLUICE_URL and SLUICE_TOKEN, validated; throws a ConfigError naming a bad one. */
+export function parseClientEnv(env: Env = process.env): ClientEnv {
+  const reader = new EnvReader(env);
+  const url = reader.get(V.SLUICE_URL);
+  const token = reader.get(V.SLUICE_TOKEN);
+  return reader.finish('cli', { ...(url ? { url } : {}), ...(token ? { token } : {}) });
+}

@@ -83,6 +83,13 @@ const serverRuntimeImportsExecutors = fixture('packages/server-runtime/src/__lin
   '@sluice/engine',
 ]);
 
+const cliImportsApi = fixture('packages/cli/src/__lint_fixture__.ts', ['@sluice/api']);
+const cliImportsSchemas = fixture('packages/cli/src/__lint_fixture__.ts', [
+  '@sluice/api-schemas',
+  '@sluice/config',
+  '@sluice/protocol',
+]);
+
 beforeAll(() => {
   results = lintTexts(fixtures);
 }, 120_000);
@@ -112,6 +119,11 @@ describe('layers (eslint.config.mjs)', () => {
   it('production code may not import the test helpers; tests may', () => {
     expect(srcImportsTesting()).toEqual([forbidden('layer:control')]);
     expect(testImportsTesting()).toEqual([]);
+  });
+
+  it('the user CLI may not import the API (only its schemas, config and protocol)', () => {
+    expect(cliImportsApi()).toEqual([forbidden('layer:client')]);
+    expect(cliImportsSchemas()).toEqual([]);
   });
 
   it('allowed imports pass: the runner imports protocol and config, the server runtime the executor side', () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CODES, FILE_PATH_MAX_BYTES, NAME_MAX_LENGTH } from '@sluice/flows';
-import { apiSchemas, PUBLIC_ERROR_CODES } from '../schemas';
+import { apiSchemas, PUBLIC_ERROR_CODES } from '@sluice/api-schemas';
 import { OPERATIONS, type Content, type Operation } from './operations';
 
 type JsonSchema = Record<string, unknown>;

@@ -17,12 +17,14 @@ import {
   LogLineView,
   LogPage,
   NamespaceList,
+  NamespaceValidation,
+  NamespaceValidationRequest,
   PageQuery,
   SecretBody,
   SecretList,
   TaskRunList,
-} from '../schemas';
-import { LogsQuery } from '../schemas/logs';
+} from '@sluice/api-schemas';
+import { LogsQuery } from '@sluice/api-schemas/logs';
 
 /** A body that is not JSON: described by a JSON Schema of its own. */
 export interface RawContent {
@@ -131,6 +133,26 @@ export const OPERATIONS: Operation[] = [
     tag: 'flows',
     auth: 'member',
     responses: { 204: { description: 'Deleted' } },
+  },
+  {
+    method: 'post',
+    path: '/namespaces/{ns}/validate',
+    operationId: 'validateNamespace',
+    summary:
+      'Check a namespace folder (namespace.yaml and flows) as the flow and file PUTs would, storing nothing; `sluice apply` calls it first.',
+    tag: 'flows',
+    auth: 'member',
+    body: {
+      description: 'The files to check',
+      content: json(NamespaceValidationRequest),
+      limit: '10 MiB',
+    },
+    responses: {
+      200: {
+        description: 'Every file\u2019s problems (none when `valid`)',
+        content: json(NamespaceValidation),
+      },
+    },
   },
   {
     method: 'post',

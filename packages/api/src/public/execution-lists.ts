@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { listExecutions, type ExecutionRecord } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
-import { ExecutionListQuery } from '../schemas';
+import { ExecutionListQuery } from '@sluice/api-schemas';
 import { currentUser } from '../user-auth';
 import { callerExecution, taskRunViews } from './executions';
 import { checkName } from './names';

@@ -3,7 +3,7 @@ import { parseNamespaceConfig } from '@sluice/flows';
 import { deleteNamespaceFile, getNamespaceFile, listNamespaceFiles, putNamespaceFile } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
-import { PageQuery } from '../schemas';
+import { PageQuery } from '@sluice/api-schemas';
 import { callerNamespace, checkFilePath } from './names';
 import { nameAfter, pageOf, parseQuery } from './paging';
 import { checkNamespaceRuleChange } from './namespace-rules';

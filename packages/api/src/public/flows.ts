@@ -10,7 +10,7 @@ import {
 } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
-import { PageQuery } from '../schemas';
+import { PageQuery } from '@sluice/api-schemas';
 import { callerNamespace, checkName } from './names';
 import { nameAfter, pageOf, parseQuery } from './paging';
 

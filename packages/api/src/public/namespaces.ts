@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { listNamespaces } from '@sluice/store';
 import type { PublicApiContext } from '../context';
-import { PageQuery } from '../schemas';
+import { PageQuery } from '@sluice/api-schemas';
 import { currentUser } from '../user-auth';
 import { nameAfter, pageOf, parseQuery } from './paging';
 

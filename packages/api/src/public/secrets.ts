@@ -3,7 +3,7 @@ import { putSecret } from '@sluice/engine';
 import { deleteSecret, listSecretNames } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
-import { SecretBody } from '../schemas';
+import { SecretBody } from '@sluice/api-schemas';
 import { requireUser } from '../user-auth';
 import { callerNamespace, checkName } from './names';
 

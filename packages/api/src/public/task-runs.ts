@@ -12,7 +12,7 @@ import { isTerminalTaskRunState } from '@sluice/protocol';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
 import { currentUser } from '../user-auth';
-import { LogsQuery } from '../schemas/logs';
+import { LogsQuery } from '@sluice/api-schemas/logs';
 import { checkId } from './executions';
 import { parseQuery } from './paging';
 

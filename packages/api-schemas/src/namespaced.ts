@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { NextCursor } from './common';
+import { Name, NextCursor } from './common';
+import { ValidationIssue } from './errors';
 import { named, Timestamp } from './registry';
 
 export const NamespaceList = named(
@@ -60,4 +61,34 @@ export const SecretList = named(
   'SecretList',
   z.object({ secrets: z.array(z.object({ name: z.string(), updatedAt: Timestamp })) }),
   'Names only: no call of the public API returns a secret value.',
+);
+
+/** At most this many flows in one validation request (a namespace folder of `sluice apply`). */
+export const MAX_VALIDATED_FLOWS = 1000;
+
+export const NamespaceValidationRequest = named(
+  'NamespaceValidationRequest',
+  z
+    .object({
+      namespaceYaml: z
+        .string()
+        .optional()
+        .describe('The namespace.yaml the flows are checked against; without it the stored one (or none).'),
+      flows: z
+        .array(z.object({ id: Name, source: z.string().describe('The flow YAML.') }).strict())
+        .max(MAX_VALIDATED_FLOWS),
+    })
+    .strict(),
+  'A namespace folder to check: its namespace.yaml and flows, validated as PUT would, nothing stored.',
+);
+
+export const NamespaceValidation = named(
+  'NamespaceValidation',
+  z.object({
+    valid: z.boolean().describe('No problem anywhere: every PUT of these files would pass validation.'),
+    namespaceYaml: z.array(ValidationIssue).describe('The problems of namespace.yaml.'),
+    flows: z
+      .array(z.object({ id: z.string(), errors: z.array(ValidationIssue) }))
+      .describe('Every flow of the request, in its order, with its problems (none when valid).'),
+  }),
 );

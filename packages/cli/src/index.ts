@@ -1,0 +1,2 @@
+export { cliMain, CLI_COMMANDS } from './main';
+export type { Io } from './io';
