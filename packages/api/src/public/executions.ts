@@ -10,7 +10,7 @@ import {
 } from '@sluice/store';
 import type { PublicApiContext } from '../context';
 import { HttpError } from '../http-errors';
-import { ExecutionStart } from '../schemas';
+import { ExecutionStart } from '@sluice/api-schemas';
 import { callerNamespace, checkName } from './names';
 import { currentUser } from '../user-auth';
 
