@@ -4,8 +4,7 @@ import { CTX } from './helpers';
 // `connection: true` marks a connection's flow (docs/api.md#connections): the
 // flows API reads it to refuse writing such a flow behind the connections API.
 
-const flow = (top: string) =>
-  `${top}tasks:\n  - id: a\n    type: command\n    command: ["true"]\n`;
+const flow = (top: string) => `${top}tasks:\n  - id: a\n    type: command\n    command: ["true"]\n`;
 
 describe('the connection marker', () => {
   it('is kept on the parsed flow when true, and absent otherwise', () => {
