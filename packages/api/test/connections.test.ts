@@ -32,9 +32,11 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const flowsOf = async () =>
-  ((await member.get(`/api/v1/namespaces/${NS}/flows?limit=500`)).body as {
-    flows: Array<{ id: string; connection: boolean; schedule: string | null }>;
-  }).flows;
+  (
+    (await member.get(`/api/v1/namespaces/${NS}/flows?limit=500`)).body as {
+      flows: Array<{ id: string; connection: boolean; schedule: string | null }>;
+    }
+  ).flows;
 
 describe('POST and GET a connection', () => {
   it('stores it as a scheduled flow with one sync task, and shows it without secret values', async () => {
@@ -153,9 +155,7 @@ describe('an invalid connection', () => {
         ],
       }),
     );
-    expect(selections.map((e) => `${e.code} ${e.path}`)).toEqual([
-      'invalid_value streams[1].syncMode',
-    ]);
+    expect(selections.map((e) => `${e.code} ${e.path}`)).toEqual(['invalid_value streams[1].syncMode']);
     const cursorless = await invalid(
       'cursorless',
       connectionBody({
@@ -222,7 +222,9 @@ describe('the flows API and a connection\u2019s flow', () => {
       `connection: true\n${flowYaml('x')}`,
     );
     expect(marked.status).toBe(422);
-    expect(marked.body.errors).toEqual([expect.objectContaining({ code: 'invalid_value', path: 'connection' })]);
+    expect(marked.body.errors).toEqual([
+      expect.objectContaining({ code: 'invalid_value', path: 'connection' }),
+    ]);
     expect((await member.get(`/api/v1/namespaces/${NS}/flows/sneaky`)).status).toBe(404);
     expect((await member.get(connectionPath(NS, 'pg-to-dw'))).status).toBe(200);
     expect((await flowsOf()).find((f) => f.id === 'plain')).toMatchObject({ connection: false });
@@ -239,7 +241,9 @@ describe('GET /namespaces/{ns}/connections', () => {
     expect(first.status).toBe(200);
     expect(first.body.connections.map((c: { name: string }) => c.name)).toEqual(['c-1', 'c-2']);
     expect(first.body.connections[0]).toMatchObject({ schedule: '*/15 * * * *', streams: 2 });
-    const rest = await member.get(`/api/v1/namespaces/${ns}/connections?limit=2&cursor=${first.body.nextCursor}`);
+    const rest = await member.get(
+      `/api/v1/namespaces/${ns}/connections?limit=2&cursor=${first.body.nextCursor}`,
+    );
     expect(rest.body).toEqual({
       connections: [expect.objectContaining({ name: 'c-3' })],
       nextCursor: null,
