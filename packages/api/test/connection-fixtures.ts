@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { runnerPaths } from '@sluice/protocol';
-import { commitSyncState } from '@sluice/store';
-import { claimWithToken, type ApiHarness } from './harness';
+import { createRunToken } from '@sluice/auth';
+import { claimTaskRuns, commitSyncState } from '@sluice/store';
+import { JWT_SECRET, type ApiHarness } from './harness';
 import type { Caller } from './workspaces';
 
 /** A discovered catalog as a discover task answers it: `users` (no namespace) and `shop.orders`. */
@@ -35,6 +36,8 @@ export const USERS = {
 };
 export const ORDERS = { name: 'orders', namespace: 'shop', syncMode: 'incremental' };
 
+export const SYNC_POOL = 'connections';
+
 /** A connection body on the process executor whose source config refers to the secret `db-password`. */
 export function connectionBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -46,7 +49,8 @@ export function connectionBody(overrides: Record<string, unknown> = {}): Record<
     catalog: CATALOG,
     streams: [USERS, ORDERS],
     schedule: '*/15 * * * *',
-    executor: { type: 'process' },
+    // A pool of their own: claiming a sync never takes another test's task run.
+    executor: { type: 'process', pool: SYNC_POOL },
     ...overrides,
   };
 }
@@ -80,8 +84,17 @@ export interface SyncRun {
 export async function startSync(h: ApiHarness, who: Caller, ns: string, name: string): Promise<SyncRun> {
   const created = await who.post(`/api/v1/namespaces/${ns}/flows/${name}/executions`);
   expect(created.status).toBe(201);
-  const [claimed] = await claimWithToken(h);
-  if (!claimed) throw new Error('expected the sync task run to be claimed');
+  const [row] = await claimTaskRuns(h.pool, {
+    ownerId: 'test-instance',
+    executorTypes: ['process'],
+    pools: [SYNC_POOL],
+    limit: 1,
+  });
+  if (!row) throw new Error('expected the sync task run to be claimed');
+  const claimed = {
+    row,
+    token: await createRunToken(JWT_SECRET, { taskRunId: row.id, fence: row.fence }, row.timeoutMs),
+  };
   const started = await request(h.internalApp)
     .post(runnerPaths.started(claimed.row.id))
     .set('Authorization', `Bearer ${claimed.token}`)

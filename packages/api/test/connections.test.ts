@@ -7,6 +7,7 @@ import {
   ORDERS,
   postConnection,
   putConnection,
+  SYNC_POOL,
   USERS,
 } from './connection-fixtures';
 import { A, caller, flowYaml, tokenOf, type Caller } from './workspaces';
@@ -48,7 +49,7 @@ describe('POST and GET a connection', () => {
       namespace: NS,
       name: 'pg-to-dw',
       schedule: '*/15 * * * *',
-      executor: { type: 'process' },
+      executor: { type: 'process', pool: SYNC_POOL },
       source: { command: ['node', 'source.js'], config: { password: { secret: 'db-password' } } },
       destination: { command: ['node', 'destination.js'] },
       // The builder filled in what the source defines: the users key, the orders cursor.
