@@ -6,10 +6,11 @@ import {
   connectionPath,
   finishSync,
   postConnection,
+  putConnection,
   startSync,
   type SyncRun,
 } from './connection-fixtures';
-import { A, caller, tokenOf, type Caller } from './workspaces';
+import { A, B, caller, tokenOf, type Caller } from './workspaces';
 
 // A connection's committed state, last syncs and commit ledger as GET shows
 // them, state resets and DELETE (docs/api.md#connections). The rows are
@@ -76,6 +77,25 @@ describe('GET a connection with committed rows', () => {
     ]);
     expect(body.ledger.entries[1]!.streams).toEqual({ 'shop.orders': { records: 3, bytes: 300 } });
     expect(body.ledger.nextCursor).toBeNull();
+  });
+
+  it('is, with its state and ledger, a missing connection for another workspace', async () => {
+    const other = caller(h.publicApp, await tokenOf(B, 'admin'));
+    for (const call of [
+      other.get(connectionPath(NS, NAME)),
+      other.get(connectionPath(NS, NAME, '/ledger')),
+      other.post(connectionPath(NS, NAME, '/reset')),
+      other.delete(connectionPath(NS, NAME)),
+      putConnection(other, NS, NAME, connectionBody()),
+    ]) {
+      const res = await call;
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({
+        error: { code: 'not_found', message: `connection ${NS}/${NAME} not found` },
+      });
+    }
+    expect(await getSyncState(h.pool, key)).toHaveLength(2);
+    expect((await get()).ledger.entries).toHaveLength(3);
   });
 
   it('refuses a reset or a delete while the sync runs (409), and changes nothing', async () => {

@@ -173,6 +173,16 @@ describe('an invalid connection', () => {
     ]);
   });
 
+  it('is a 413 over the 4 MiB body limit, and nothing is stored', async () => {
+    const huge = connectionBody({
+      source: { command: ['x'], config: { blob: 'x'.repeat(4 * 1024 * 1024) } },
+    });
+    const res = await postConnection(member, NS, 'huge', huge);
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+    expect((await member.get(connectionPath(NS, 'huge'))).status).toBe(404);
+  });
+
   it('is refused as JSON only, and in the naming rules', async () => {
     const res = await member
       .post(connectionPath(NS, 'yaml'))
