@@ -130,17 +130,28 @@ export async function commitStream(
   expect(written).toBe(true);
 }
 
-/** Reports what the source emitted and ends the run with exit code 0; the execution then ends. */
-export async function finishSync(h: ApiHarness, run: SyncRun, emitted: number): Promise<void> {
-  const runner = (r: request.Test) => r.set('Authorization', `Bearer ${run.token}`);
-  const metrics = await runner(request(h.internalApp).post(runnerPaths.metrics(run.taskRunId))).send({
+const asRunner = (run: SyncRun, r: request.Test) => r.set('Authorization', `Bearer ${run.token}`);
+
+/** Reports running totals of what the source emitted, as the runner's progress metrics. */
+export async function reportEmitted(h: ApiHarness, run: SyncRun, emitted: number): Promise<void> {
+  const metrics = await asRunner(run, request(h.internalApp).post(runnerPaths.metrics(run.taskRunId))).send({
     fence: run.fence,
     metrics: [
-      { name: 'records_emitted', value: emitted, tags: {} },
-      { name: 'bytes_emitted', value: emitted * 100, tags: {} },
+      { name: 'sync_records_emitted', value: emitted, tags: {} },
+      { name: 'sync_bytes_emitted', value: emitted * 100, tags: {} },
     ],
   });
   expect(metrics.status).toBe(200);
+}
+
+/** Ends the run with its final totals as outputs and exit code 0; the execution then ends. */
+export async function finishSync(h: ApiHarness, run: SyncRun, emitted: number): Promise<void> {
+  const runner = (r: request.Test) => asRunner(run, r);
+  const outputs = await runner(request(h.internalApp).post(runnerPaths.outputs(run.taskRunId))).send({
+    fence: run.fence,
+    outputs: { records_emitted: String(emitted), bytes_emitted: String(emitted * 100) },
+  });
+  expect(outputs.status).toBe(200);
   const result = await runner(request(h.internalApp).post(runnerPaths.result(run.taskRunId))).send({
     fence: run.fence,
     exitCode: 0,

@@ -7,6 +7,7 @@ import {
   finishSync,
   postConnection,
   putConnection,
+  reportEmitted,
   startSync,
   type SyncRun,
 } from './connection-fixtures';
@@ -106,7 +107,13 @@ describe('GET a connection with committed rows', () => {
     expect(await getSyncState(h.pool, key)).toHaveLength(2);
   });
 
-  it('shows records emitted beside committed once the sync reported and ended', async () => {
+  it('shows records emitted beside committed: running totals while it syncs, the final ones once it ended', async () => {
+    await reportEmitted(h, run, 11);
+    expect((await get()).syncs[0]!.attempts[0]).toMatchObject({
+      recordsEmitted: 11,
+      bytesEmitted: 1100,
+      recordsCommitted: 10,
+    });
     await finishSync(h, run, 12);
     const [sync] = (await get()).syncs;
     expect(sync).toMatchObject({ state: 'SUCCEEDED' });

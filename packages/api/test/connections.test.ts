@@ -97,6 +97,32 @@ describe('POST and GET a connection', () => {
     );
   });
 
+  it('takes a big catalog: 150 selected streams, each with the source’s key and cursor', async () => {
+    const streams = Array.from({ length: 150 }, (_, i) => ({
+      name: `table_${i}`,
+      json_schema: { type: 'object', properties: { id: { type: 'integer' } } },
+      supported_sync_modes: ['incremental'],
+      source_defined_cursor: true,
+      default_cursor_field: ['id'],
+      source_defined_primary_key: [['id']],
+    }));
+    const res = await postConnection(
+      member,
+      NS,
+      'many-tables',
+      connectionBody({
+        catalog: { streams },
+        streams: streams.map((s) => ({ name: s.name, syncMode: 'incremental' })),
+      }),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.streams).toHaveLength(150);
+    // Written out in full: the flow's YAML has no anchors and aliases for the validator to count.
+    const source = String((await member.get(`/api/v1/namespaces/${NS}/flows/many-tables`)).body.source);
+    expect(source).not.toMatch(/&a\d+/);
+    expect(source.match(/source_defined_primary_key:/g)).toHaveLength(150);
+  });
+
   it('refuses a second connection or a flow of the same name (409)', async () => {
     expect((await postConnection(member, NS, 'pg-to-dw', connectionBody())).status).toBe(409);
     expect((await member.putYaml(`/api/v1/namespaces/${NS}/flows/plain`, flowYaml('x'))).status).toBe(200);

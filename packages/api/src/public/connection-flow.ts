@@ -164,6 +164,8 @@ export function buildConnectionFlow(
         }),
       ],
     }),
+    // The catalog builder shares arrays between fields: written out, not as YAML aliases (which the validator limits).
+    { aliasDuplicateObjects: false },
   );
   doc.commentBefore = ` The flow of connection ${ctx.namespace}/${ctx.name}: written by the connections API\n (PUT /api/v1/namespaces/${ctx.namespace}/connections/${ctx.name}), not by the flows API.`;
   const yaml = doc.toString();

@@ -1,5 +1,6 @@
 import {
   committedTotalsOfTaskRuns,
+  getOutputsOfExecution,
   getSyncState,
   listExecutions,
   listMetrics,
@@ -24,8 +25,12 @@ import { encodeCursor, nameAfter } from './paging';
 export const LAST_SYNCS = 10;
 export const EMBEDDED_LEDGER_PAGE = 20;
 
-/** Metric names the sync orchestrator reports (cumulative per attempt), read as emitted counts. */
-export const EMITTED_METRICS = { records: 'records_emitted', bytes: 'bytes_emitted' } as const;
+/**
+ * What a sync attempt says it emitted: the runner reports running totals as
+ * metrics while it syncs, and the final totals as outputs when it succeeds.
+ */
+export const EMITTED_METRICS = { records: 'sync_records_emitted', bytes: 'sync_bytes_emitted' } as const;
+export const EMITTED_OUTPUTS = { records: 'records_emitted', bytes: 'bytes_emitted' } as const;
 
 export function stateViews(entries: SyncStateEntry[]) {
   return entries.map((e) => ({
@@ -79,11 +84,17 @@ export async function ledgerPage(ctx: PublicApiContext, key: SyncKey, limit: num
   };
 }
 
-/** The newest value of a cumulative metric (all tags together: the orchestrator reports totals untagged). */
+/** The newest value of a running-total metric (in the order received). */
 function latest(metrics: MetricRow[], name: string): number | null {
   let value: number | null = null;
-  for (const m of metrics) if (m.name === name && Object.keys(m.tags).length === 0) value = m.value;
+  for (const m of metrics) if (m.name === name) value = m.value;
   return value;
+}
+
+function outputCount(outputs: Record<string, string> | undefined, key: string): number | null {
+  const value = outputs?.[key];
+  if (value === undefined || !/^\d+$/.test(value)) return null;
+  return Number(value);
 }
 
 /** The last executions of the connection, each with its sync attempts: emitted (metrics) vs committed (ledger). */
@@ -97,6 +108,10 @@ export async function lastSyncs(ctx: PublicApiContext, key: SyncKey) {
     executions.map(async (e) =>
       (await listTaskRunsOfExecution(ctx.store, e.id)).filter((r) => r.taskId === SYNC_TASK_ID),
     ),
+  );
+  // Of the attempt that succeeded (at most one per execution).
+  const finalOf = await Promise.all(
+    executions.map(async (e) => (await getOutputsOfExecution(ctx.store, e.id))[SYNC_TASK_ID]),
   );
   const totals = await committedTotalsOfTaskRuns(
     ctx.store,
@@ -112,14 +127,17 @@ export async function lastSyncs(ctx: PublicApiContext, key: SyncKey) {
       attempts: await Promise.all(
         (runsOf[i] ?? []).map(async (r) => {
           const metrics = await listMetrics(ctx.store, r.id);
+          const outputs = r.state === 'SUCCEEDED' ? finalOf[i] : undefined;
           const committed = totals.get(r.id) ?? { commits: 0, records: 0, bytes: 0 };
           return {
             taskRunId: r.id,
             attempt: r.attempt,
             state: r.state,
             error: r.error,
-            recordsEmitted: latest(metrics, EMITTED_METRICS.records),
-            bytesEmitted: latest(metrics, EMITTED_METRICS.bytes),
+            recordsEmitted:
+              outputCount(outputs, EMITTED_OUTPUTS.records) ?? latest(metrics, EMITTED_METRICS.records),
+            bytesEmitted:
+              outputCount(outputs, EMITTED_OUTPUTS.bytes) ?? latest(metrics, EMITTED_METRICS.bytes),
             recordsCommitted: committed.records,
             bytesCommitted: committed.bytes,
             commits: committed.commits,
