@@ -4,3 +4,4 @@ export * from './common';
 export * from './namespaced';
 export * from './executions';
 export * from './executors';
+export * from './connections';

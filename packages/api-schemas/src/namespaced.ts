@@ -23,7 +23,14 @@ export const Flow = named(
 export const FlowList = named(
   'FlowList',
   z.object({
-    flows: z.array(z.object({ id: z.string(), schedule: z.string().nullable(), updatedAt: Timestamp })),
+    flows: z.array(
+      z.object({
+        id: z.string(),
+        schedule: z.string().nullable(),
+        connection: z.boolean().describe('The flow of a connection (written through /connections).'),
+        updatedAt: Timestamp,
+      }),
+    ),
     nextCursor: NextCursor,
   }),
   'The flows of a namespace, by id.',

@@ -4,6 +4,7 @@ import { errorHandler, HttpError } from './http-errors';
 import { requireUser } from './user-auth';
 import { openApiDocument } from './openapi/document';
 import { OPENAPI_JSON_PATH } from './openapi/operations';
+import { connectionRoutes } from './public/connections';
 import { executionListRoutes } from './public/execution-lists';
 import { executionRoutes } from './public/executions';
 import { executorRoutes } from './public/executors';
@@ -32,6 +33,7 @@ export function createPublicApp(
   api.use(requireUser(ctx.jwtSecret));
   api.use(namespaceRoutes(ctx));
   api.use(flowRoutes(ctx));
+  api.use(connectionRoutes(ctx));
   api.use(fileRoutes(ctx));
   api.use(validateRoutes(ctx));
   api.use(secretRoutes(ctx));

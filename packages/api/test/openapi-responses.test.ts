@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { buildOpenApiDocument, OPERATIONS } from '@sluice/api';
+import { checkConnectionRoutes } from './connection-openapi';
 import { startApiHarness, type ApiHarness } from './harness';
 import { responseChecker } from './openapi-check';
 import { A, NS, caller, flowYaml, seedWorkspaces, tokenOf, type Caller, type SeededA, B } from './workspaces';
@@ -176,6 +177,10 @@ describe('every route answers what the OpenAPI document says', () => {
     await check('GET', '/namespaces/{ns}/secrets', member.get(ns('/secrets')), 403);
     await check('DELETE', route, admin.delete(ns('/secrets/spec')), 204);
     await check('DELETE', route, admin.delete(ns('/secrets/spec')), 404);
+  });
+
+  it('connections', async () => {
+    await checkConnectionRoutes(h, check, member);
   });
 
   it('executors and instances', async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type request from 'supertest';
+import { CONNECTIONS_OF_A, connectionMatrix, seedConnections } from './connection-isolation';
 import { startApiHarness, type ApiHarness } from './harness';
 import {
   A,
@@ -35,6 +36,7 @@ beforeAll(async () => {
   b = caller(h.publicApp, await tokenOf(B, 'admin'));
   bMember = caller(h.publicApp, await tokenOf(B, 'member'));
   seeded = await seedWorkspaces(h, a, b);
+  await seedConnections(a, b);
 });
 afterAll(() => h.close());
 
@@ -253,6 +255,7 @@ const MATRIX: Record<string, () => Promise<void>> = {
     expect(ofB.status).toBe(200);
     expect(names(ofB.body.instances, 'id')).toEqual(['shared-instance']);
   },
+  ...connectionMatrix(() => ({ a, b, bMember })),
 };
 
 describe('workspace isolation matrix', () => {
@@ -275,7 +278,8 @@ describe('workspace isolation matrix', () => {
 
   it('A kept everything it stored', async () => {
     const rows = await workspaceRows(h.pool, A);
-    expect((rows.flows as unknown[]).length).toBe(3);
+    // Its three flows and the flows of its connections.
+    expect((rows.flows as unknown[]).length).toBe(3 + CONNECTIONS_OF_A.length);
     expect((rows.namespace_files as unknown[]).length).toBe(3);
     expect((rows.secrets as unknown[]).length).toBe(3);
     expect((rows.executions as unknown[]).length).toBe(2);

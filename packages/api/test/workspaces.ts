@@ -127,7 +127,8 @@ export async function seedWorkspaces(h: ApiHarness, a: Caller, b: Caller): Promi
 
 /**
  * Every row of `workspace`: its namespaces' flows, files and secrets, its
- * executions and everything of their task runs, and the snapshots they pin.
+ * executions and everything of their task runs, the snapshots they pin, and
+ * the sync state and commit ledger of its connections.
  */
 export async function workspaceRows(pool: Pool, workspace: string): Promise<Record<string, unknown>> {
   const ofExecutions = 'SELECT id FROM executions WHERE workspace = $1';
@@ -142,6 +143,9 @@ export async function workspaceRows(pool: Pool, workspace: string): Promise<Reco
     task_run_outputs: `SELECT * FROM task_run_outputs WHERE task_run_id IN (${ofTaskRuns}) ORDER BY task_run_id, key`,
     task_run_metrics: `SELECT * FROM task_run_metrics WHERE task_run_id IN (${ofTaskRuns}) ORDER BY id`,
     artifacts: `SELECT * FROM artifacts WHERE task_run_id IN (${ofTaskRuns}) ORDER BY task_run_id, name`,
+    sync_states:
+      'SELECT * FROM sync_states WHERE workspace = $1 ORDER BY namespace, flow_id, task_id, stream_namespace, stream_name',
+    sync_commits: 'SELECT * FROM sync_commits WHERE workspace = $1 ORDER BY id',
     snapshots: `SELECT id, size FROM snapshots
                 WHERE id IN (SELECT snapshot_id FROM executions WHERE workspace = $1) ORDER BY id`,
   };

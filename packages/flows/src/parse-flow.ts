@@ -39,6 +39,7 @@ const FlowSchema = z.strictObject({
   max_parallel: z.int().min(1).optional(),
   schedule: Schedule.optional(),
   inputs: InputsSchema.optional(),
+  connection: z.boolean().optional(),
   tasks: z.array(z.unknown()).min(1, 'a flow needs at least one task'),
 });
 
@@ -185,7 +186,7 @@ export function analyzeFlow(yamlText: string, ctx: FlowContext): FlowAnalysis {
     const parsedExecutor = ExecutorBlockSchema.optional().safeParse(rawExecutor);
     return { errors, tasks, executor: parsedExecutor.success ? parsedExecutor.data : 'invalid' };
   }
-  const { executor, retry, timeout, concurrency, max_parallel: maxParallel, schedule } = top.data;
+  const { executor, retry, timeout, concurrency, max_parallel: maxParallel, schedule, connection } = top.data;
   const flow: Flow = {
     id: ctx.flowId,
     namespace: ctx.namespace,
@@ -196,6 +197,7 @@ export function analyzeFlow(yamlText: string, ctx: FlowContext): FlowAnalysis {
     ...(concurrency !== undefined && { concurrency }),
     ...(maxParallel !== undefined && { maxParallel }),
     ...(schedule !== undefined && { schedule }),
+    ...(connection === true && { connection }),
     tasks: tasks as Task[],
   };
   return { errors, flow, tasks, executor };

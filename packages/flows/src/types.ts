@@ -162,6 +162,11 @@ export interface Flow {
   maxParallel?: number;
   /** Cron, 5 fields (or 6 with seconds first), evaluated in UTC. */
   schedule?: string;
+  /**
+   * Set on a connection's flow, which only the connections API writes
+   * (docs/api.md#connections): the flows API refuses to store or delete one.
+   */
+  connection?: boolean;
   tasks: Task[];
 }
 

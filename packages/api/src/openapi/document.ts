@@ -41,7 +41,8 @@ const PATH_PARAMETERS: Record<string, { description: string; schema: JsonSchema 
     schema: { type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH },
   },
   name: {
-    description: 'A secret name, or an artifact name (which may contain `/`).',
+    description:
+      'A secret or connection name (the naming rules), or an artifact name (which may contain `/`).',
     schema: { type: 'string', minLength: 1 },
   },
   id: { description: 'An execution or task run id.', schema: { type: 'string', format: 'uuid' } },

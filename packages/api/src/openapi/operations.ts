@@ -13,7 +13,9 @@ import {
   FileWritten,
   Flow,
   FlowList,
+  ErrorBody,
   InstanceList,
+  ValidationErrorBody,
   LogLineView,
   LogPage,
   NamespaceList,
@@ -25,6 +27,15 @@ import {
   TaskRunList,
 } from '@sluice/api-schemas';
 import { LogsQuery } from '@sluice/api-schemas/logs';
+import {
+  Connection,
+  ConnectionBody,
+  ConnectionList,
+  ConnectionResetBody,
+  ConnectionResetDone,
+  ConnectionStored,
+  LedgerPage,
+} from '@sluice/api-schemas';
 
 /** A body that is not JSON: described by a JSON Schema of its own. */
 export interface RawContent {
@@ -65,6 +76,109 @@ const json = (schema: z.ZodType) => ({ 'application/json': schema });
 const octets: RawContent = { raw: { type: 'string', contentMediaType: 'application/octet-stream' } };
 
 export const OPENAPI_JSON_PATH = '/openapi.json';
+
+const connectionInvalid = {
+  description:
+    'The connection is invalid (its body, or the flow it becomes): every problem at once, at the body\u2019s paths; nothing was stored',
+  content: json(ValidationErrorBody),
+};
+const syncBusy = {
+  description: 'A sync of the connection is queued or running',
+  content: json(ErrorBody),
+};
+const connectionBody = {
+  description: 'The connection',
+  content: json(ConnectionBody),
+  limit: '4 MiB',
+};
+
+/** docs/api.md#connections */
+const CONNECTION_OPERATIONS: Operation[] = [
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/connections',
+    operationId: 'listConnections',
+    summary: 'The connections of a namespace',
+    tag: 'connections',
+    auth: 'member',
+    query: PageQuery,
+    responses: { 200: { description: 'A page of connections', content: json(ConnectionList) } },
+  },
+  {
+    method: 'post',
+    path: '/namespaces/{ns}/connections/{name}',
+    operationId: 'createConnection',
+    summary: 'Create a connection: stored as a flow with its schedule and one `sync` task',
+    tag: 'connections',
+    auth: 'member',
+    body: connectionBody,
+    responses: {
+      201: { description: 'The stored connection', content: json(ConnectionStored) },
+      409: { description: 'A connection or flow of that name exists', content: json(ErrorBody) },
+      422: connectionInvalid,
+    },
+  },
+  {
+    method: 'put',
+    path: '/namespaces/{ns}/connections/{name}',
+    operationId: 'replaceConnection',
+    summary: 'Replace a connection (its committed state stays)',
+    tag: 'connections',
+    auth: 'member',
+    body: connectionBody,
+    responses: {
+      200: { description: 'The stored connection', content: json(ConnectionStored) },
+      404: { description: 'No such connection in the caller\u2019s workspace', content: json(ErrorBody) },
+      422: connectionInvalid,
+    },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/connections/{name}',
+    operationId: 'getConnection',
+    summary: 'A connection with its committed state, last syncs and the newest page of its ledger',
+    tag: 'connections',
+    auth: 'member',
+    responses: { 200: { description: 'The connection', content: json(Connection) } },
+  },
+  {
+    method: 'get',
+    path: '/namespaces/{ns}/connections/{name}/ledger',
+    operationId: 'listConnectionLedger',
+    summary: 'A connection\u2019s commit ledger, newest first',
+    tag: 'connections',
+    auth: 'member',
+    query: PageQuery,
+    responses: { 200: { description: 'A page of the ledger', content: json(LedgerPage) } },
+  },
+  {
+    method: 'post',
+    path: '/namespaces/{ns}/connections/{name}/reset',
+    operationId: 'resetConnection',
+    summary: 'Reset the committed state of some streams, or of the whole connection',
+    tag: 'connections',
+    auth: 'member',
+    body: {
+      description: 'The streams; none or an empty body: all',
+      content: json(ConnectionResetBody),
+      limit: '64 KiB',
+      required: false,
+    },
+    responses: {
+      200: { description: 'Reset; the state left', content: json(ConnectionResetDone) },
+      409: syncBusy,
+    },
+  },
+  {
+    method: 'delete',
+    path: '/namespaces/{ns}/connections/{name}',
+    operationId: 'deleteConnection',
+    summary: 'Delete a connection: its flow and committed state (its executions and ledger stay)',
+    tag: 'connections',
+    auth: 'member',
+    responses: { 204: { description: 'Deleted' }, 409: syncBusy },
+  },
+];
 
 export const OPERATIONS: Operation[] = [
   {
@@ -114,7 +228,13 @@ export const OPERATIONS: Operation[] = [
       limit: '1 MiB',
     },
     validates: 'flow',
-    responses: { 200: { description: 'The stored flow', content: json(Flow) } },
+    responses: {
+      200: { description: 'The stored flow', content: json(Flow) },
+      409: {
+        description: 'The flow is a connection\u2019s: change it through /connections',
+        content: json(ErrorBody),
+      },
+    },
   },
   {
     method: 'get',
@@ -132,8 +252,15 @@ export const OPERATIONS: Operation[] = [
     summary: 'Delete a flow (its executions stay)',
     tag: 'flows',
     auth: 'member',
-    responses: { 204: { description: 'Deleted' } },
+    responses: {
+      204: { description: 'Deleted' },
+      409: {
+        description: 'The flow is a connection\u2019s: delete it through /connections',
+        content: json(ErrorBody),
+      },
+    },
   },
+  ...CONNECTION_OPERATIONS,
   {
     method: 'post',
     path: '/namespaces/{ns}/validate',
