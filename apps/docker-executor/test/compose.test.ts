@@ -55,13 +55,24 @@ function config(env: Record<string, string>, dotEnv?: string): Promise<Config> {
   });
 }
 
-/** The server's DOCKER_EXECUTOR_OWNER_ID in `config`'s YAML (v1 and v2 print it the same way). */
-function ownerId(result: Config): string {
+/** A variable of the server's environment in `config`'s YAML (v1 and v2 print it the same way). */
+function serverEnv(result: Config, name: string): string {
   expect(result).toMatchObject({ code: 0 });
-  const line = /^\s+DOCKER_EXECUTOR_OWNER_ID:\s*(.*)$/m.exec(result.stdout);
-  if (!line) throw new Error(`no DOCKER_EXECUTOR_OWNER_ID in:\n${result.stdout}`);
-  return (line[1] ?? '').trim().replace(/^(['"])(.*)\1$/, '$2');
+  const line = new RegExp(`^\\s+${name}:\\s*(.*)$`, 'm').exec(result.stdout);
+  if (!line) throw new Error(`no ${name} in:\n${result.stdout}`);
+  return unquote(line[1] ?? '');
 }
+
+const ownerId = (result: Config) => serverEnv(result, 'DOCKER_EXECUTOR_OWNER_ID');
+
+/** The name of the stack's default network (top-level `networks:`). */
+function defaultNetwork(result: Config): string {
+  const match = /^networks:\n\s+default:\n\s+name:\s*(.*)$/m.exec(result.stdout);
+  if (!match) throw new Error(`no default network name in:\n${result.stdout}`);
+  return unquote(match[1] ?? '');
+}
+
+const unquote = (value: string) => value.trim().replace(/^(['"])(.*)\1$/, '$2');
 
 const GID = { DOCKER_GID: '999' };
 
@@ -101,6 +112,19 @@ if (!compose) {
         'DOCKER_EXECUTOR_OWNER_ID=from-dotenv\n',
       );
       expect(ownerId(result)).toBe('from-shell');
+    });
+
+    it("puts task containers on the stack's network, named after the owner ID, and points them at the server", async () => {
+      for (const [env, network] of [
+        [GID, 'sluice-sluice'],
+        [{ ...GID, DOCKER_EXECUTOR_OWNER_ID: 'staging' }, 'sluice-staging'],
+      ] as const) {
+        const result = await config(env);
+        expect(defaultNetwork(result)).toBe(network);
+        expect(serverEnv(result, 'DOCKER_EXECUTOR_NETWORK')).toBe(network);
+        // The service name on that network; 127.0.0.1 would be the task container itself.
+        expect(serverEnv(result, 'SLUICE_API_URL')).toBe('http://server:8081');
+      }
     });
 
     it('refuses to run without DOCKER_GID, naming it', async () => {
