@@ -4,6 +4,7 @@
 #
 # Pin the base by digest where a registry is reachable:
 #   --build-arg NODE_IMAGE=node:20-slim@sha256:<digest>
+# the digest from `docker buildx imagetools inspect node:20-slim` (docs/images.md, "Bases").
 ARG NODE_IMAGE=node:20-slim
 
 # The first two stages are the same in every docker/*.Dockerfile, so the engine builds them once.
@@ -27,16 +28,19 @@ RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm install --offline -
 RUN pnpm exec nx run-many -t build
 # A self-contained copy of the app with production dependencies only, workspace packages
 # included, resolved from the lockfile (inject-workspace-packages: the non-legacy deploy, which
-# reads the lockfile instead of resolving versions again).
+# reads the lockfile instead of resolving versions again), then trimmed to what runs: not the
+# prisma CLI (migrations run over pg), no source maps, types or docs (prune-node-modules.cjs).
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
-  pnpm --config.inject-workspace-packages=true --filter @sluice/app-jobs deploy --prod --offline /out
+  pnpm --config.inject-workspace-packages=true --filter @sluice/app-jobs deploy --prod --offline /out \
+  && node docker/prune-node-modules.cjs /out
 
 FROM ${NODE_IMAGE} AS runtime
 # tini forwards SIGTERM to node and reaps zombies. User 65532 gets a passwd entry: Node's
-# os.userInfo() (which the embedded PostgreSQL calls) fails without one.
+# os.userInfo() (which the embedded PostgreSQL calls) fails without one. apt-get clean: a base
+# without the slim images' docker-clean hook (a local stand-in) keeps ~90 MB of apt caches.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini ca-certificates \
-  && rm -rf /var/lib/apt/lists/* \
+  && apt-get clean && rm -rf /var/lib/apt/lists/* \
   && groupadd --gid 65532 sluice \
   && useradd --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin sluice
 WORKDIR /app

@@ -6,7 +6,8 @@
 #   DOCKER_BUILDKIT=1 docker build -f docker/runner.Dockerfile -t sluice .
 #
 # The build stage's node is the one the runner embeds. Pin the base by digest where a registry
-# is reachable: --build-arg NODE_IMAGE=node:20-slim@sha256:<digest>
+# is reachable: --build-arg NODE_IMAGE=node:20-slim@sha256:<digest>, the digest from
+# `docker buildx imagetools inspect node:20-slim` (docs/images.md, "Bases").
 ARG NODE_IMAGE=node:20-slim
 
 FROM ${NODE_IMAGE} AS pnpm

@@ -8,6 +8,7 @@
 # and installs Debian's python3 (3.11 on bookworm) as `python` instead; /etc/sluice-uv.left-out
 # then says so. Pin the bases by digest where a registry is reachable:
 #   --build-arg DEBIAN_IMAGE=debian:bookworm-slim@sha256:<digest> --build-arg NODE_IMAGE=node:20-slim@sha256:<digest>
+# the digests from `docker buildx imagetools inspect <image>` (docs/images.md, "Bases").
 ARG RUNNER_IMAGE=sluice:latest
 ARG NODE_IMAGE=node:20-slim
 ARG DEBIAN_IMAGE=debian:bookworm-slim
@@ -39,7 +40,7 @@ RUN apt-get update \
        && echo "WITH_UV=0: uv left out; $(python3 --version) from Debian instead of Python ${PYTHON_VERSION}" \
          | tee /etc/sluice-uv.left-out; \
      fi \
-  && rm -rf /var/lib/apt/lists/* \
+  && apt-get clean && rm -rf /var/lib/apt/lists/* \
   && groupadd --gid 65532 sluice \
   && useradd --uid 65532 --gid 65532 --create-home --home-dir /home/sluice --shell /bin/bash sluice
 COPY --from=bun /bun /usr/local/bin/bun

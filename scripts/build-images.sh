@@ -9,12 +9,13 @@
 # Environment:
 #   DOCKER_HOST          the engine (default: the one scripts/docker-engine.sh starts or reuses)
 #   SLUICE_BASES         auto (default) | registry | local
-#                        registry: use the public bases as they are (pulled by the engine);
-#                        local: make stand-ins for them from this machine's files (no registry);
-#                        auto: a base present on the engine is used; a base that cannot be pulled
-#                        is replaced by a local stand-in.
+#                        auto: the public bases, pulled (a pulled one on the engine is used as it
+#                        is); where no registry answers, a local stand-in, said in one line;
+#                        registry: the public bases or fail; local: stand-ins, no pull.
 #   NODE_IMAGE           the Node.js base (default node:20-slim). Pin it by digest on a machine
-#                        with a registry: NODE_IMAGE=node:20-slim@sha256:<digest>
+#                        with a registry: NODE_IMAGE=node:20-slim@sha256:<digest>, the digest this
+#                        script logs after pulling it (`base node:20-slim: pulled, node@sha256:…`),
+#                        or `docker buildx imagetools inspect node:20-slim` (the index digest)
 #   DEBIAN_IMAGE         the Debian base of sluice-uv (default debian:bookworm-slim); pin it by digest likewise
 #   SLUICE_UV_WITH_UV    1 | 0 (default: 1 when astral.sh answers): sluice-uv with uv and Python 3.12,
 #                        or without uv and with Debian's python3 (docker/sluice-uv.Dockerfile)
@@ -106,19 +107,43 @@ node_rootfs_tar() {
 import_stand_in() {
   local name=$1 tar=$2
   shift 2
-  say "docker import $tar as $name (a local stand-in, not the public image)"
   "$DOCKER" import "$@" --change 'LABEL org.sluice.stand-in=true' "$tar" "$name" >/dev/null
 }
 
-# Makes sure `name` exists on the engine: as it is, pulled, or as a local stand-in.
+is_stand_in() { [ "$("$DOCKER" image inspect -f '{{index .Config.Labels "org.sluice.stand-in"}}' "$1" 2>/dev/null)" = true ]; }
+
+# The digest to pin a pulled base with (empty for a stand-in, which has none in any registry).
+repo_digest() { "$DOCKER" image inspect -f '{{range .RepoDigests}}{{println .}}{{end}}' "$1" 2>/dev/null | head -n 1; }
+
+# Makes sure `name` exists on the engine: the public image when a registry answers (a stand-in
+# left by an earlier run is replaced then), else a local stand-in, said in one line.
 ensure_base() {
   local name=$1 kind=$2
-  image_exists "$name" && return 0
+  if image_exists "$name" && { [ "$BASES" = local ] || ! is_stand_in "$name"; }; then
+    if is_stand_in "$name"; then say "base $name: the local stand-in on the engine (SLUICE_BASES=local)"
+    else say "base $name: on the engine, $(repo_digest "$name" || true)"; fi
+    return 0
+  fi
   if [ "$BASES" != local ]; then
-    say "docker pull $name"
-    if "$DOCKER" pull "$name" >&2; then return 0; fi
-    [ "$BASES" = registry ] && die "cannot pull $name (SLUICE_BASES=registry)"
-    say "no registry for $name: making a local stand-in"
+    local log
+    log=$(mktemp /tmp/sluice-pull.XXXXXX)
+    if "$DOCKER" pull "$name" >"$log" 2>&1; then
+      rm -f "$log"
+      # What to pin it with: NODE_IMAGE/DEBIAN_IMAGE=<this> (docs/images.md, "Bases").
+      say "base $name: pulled, $(repo_digest "$name")"
+      return 0
+    fi
+    [ "$BASES" = registry ] && { cat "$log" >&2; rm -f "$log"; die "cannot pull $name (SLUICE_BASES=registry)"; }
+    local why
+    why=$(grep -v '^\s*$' "$log" | tail -n 1)
+    rm -f "$log"
+    if image_exists "$name"; then
+      say "base $name: no registry ($why): using the local stand-in already on the engine"
+      return 0
+    fi
+    say "base $name: no registry ($why): using a local stand-in (not the public image)"
+  else
+    say "base $name: a local stand-in (SLUICE_BASES=local)"
   fi
   case "$name" in *@sha256:*) die "$name is pinned by digest and cannot be pulled: a stand-in cannot have that digest; use a tag" ;; esac
   case "$kind" in
@@ -310,7 +335,7 @@ main() {
   for arg in "$@"; do
     case "$arg" in
       --no-check) CHECK=0 ;;
-      -h | --help) sed -n '2,21p' "$0" >&2; exit 0 ;;
+      -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 0 ;;
       *) images+=("$arg") ;;
     esac
   done
