@@ -22,6 +22,7 @@ const COMMANDS = {
   ],
   'k8s-executor': ['k8s-executor', 'An instance running kubernetes tasks as Jobs'],
   exec: ['runner', 'The runner: runs one task run inside its process, container or pod'],
+  'connector-pipe': ['runner', "A docker sync's connector container: the connector on the sync's pipes"],
   'runner-install': ['runner', 'Copy the runner into a directory (the kubernetes init container)'],
 };
 
