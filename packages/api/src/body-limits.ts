@@ -27,6 +27,11 @@ export const RUNNER_BODY_LIMITS = {
    * the rest is room for JSON escaping.
    */
   logs: 32 * MiB,
+  /**
+   * One committed sync state with its per-stream counts: a GLOBAL state
+   * carries every stream's cursor, so a big database's can be large.
+   */
+  syncState: 16 * MiB,
 } as const;
 
 export const EXECUTOR_BODY_LIMITS = {

@@ -1,5 +1,6 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import {
+  CommitStateRequest,
   FENCE_HEADER,
   HeartbeatRequest,
   LogBatchRequest,
@@ -80,6 +81,10 @@ export function runnerRouter(service: RunnerService, limits: { artifactMaxBytes:
       res.json({ ok: true });
     },
   );
+
+  router.post(`${base}/sync/state`, authenticate, jsonBody(LIMITS.syncState), async (req, res) => {
+    res.json({ committed: await service.commitState(runnerOf(res), CommitStateRequest.parse(req.body)) });
+  });
 
   router.post(`${base}/heartbeat`, authenticate, jsonBody(LIMITS.heartbeat), async (req, res) => {
     res.json(await service.heartbeat(runnerOf(res), HeartbeatRequest.parse(req.body).fence));

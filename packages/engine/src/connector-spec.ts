@@ -1,6 +1,6 @@
-import { readSealedSecrets, type NamespaceKey, type Queryable } from '@sluice/store';
+import { getSyncState, readSealedSecrets, type NamespaceKey, type Queryable } from '@sluice/store';
 import type { SecretKeyring } from '@sluice/secrets';
-import { ConnectorTaskPart } from '@sluice/protocol';
+import { ConnectorTaskPart, SyncTaskPart } from '@sluice/protocol';
 import { MissingSecretError, sealingScope } from './secrets';
 
 /** The stored spec of a connector task (the flow's task, templates rendered). */
@@ -46,6 +46,26 @@ function copyWithRefs(value: unknown, path: string, refs: SecretRefAt[]): unknow
   return copy;
 }
 
+/** Resolves every secret reference of the collected `refs` in place; returns the values (for masking). */
+async function resolveRefs(
+  db: Queryable,
+  keyring: SecretKeyring,
+  ns: NamespaceKey,
+  refs: SecretRefAt[],
+): Promise<string[]> {
+  const scope = { workspace: ns.workspace, namespace: ns.namespace };
+  const byName = await readSealedSecrets(db, scope, [...new Set(refs.map((r) => r.name))]);
+  const secretValues: string[] = [];
+  for (const ref of refs) {
+    const sealed = byName.get(ref.name);
+    if (!sealed) throw new MissingConfigSecretError(ns.namespace, ref.name, ref.path);
+    const value = keyring.open(sealingScope(scope), ref.name, sealed);
+    ref.replace(value);
+    secretValues.push(value);
+  }
+  return secretValues;
+}
+
 /**
  * The runner's part of a connector task: its config with every secret
  * reference replaced by its value, looked up in the execution's own
@@ -59,22 +79,62 @@ export async function connectorTaskPart(
 ): Promise<{ part: ConnectorTaskPart; secretValues: string[] }> {
   const refs: SecretRefAt[] = [];
   const config = copyWithRefs(task.config ?? {}, 'config', refs) as Record<string, unknown>;
-  const scope = { workspace: ns.workspace, namespace: ns.namespace };
-  const byName = await readSealedSecrets(db, scope, [...new Set(refs.map((r) => r.name))]);
-  const secretValues: string[] = [];
-  for (const ref of refs) {
-    const sealed = byName.get(ref.name);
-    if (!sealed) throw new MissingConfigSecretError(ns.namespace, ref.name, ref.path);
-    const value = keyring.open(sealingScope(scope), ref.name, sealed);
-    ref.replace(value);
-    secretValues.push(value);
-  }
+  const secretValues = await resolveRefs(db, keyring, ns, refs);
   const part = ConnectorTaskPart.parse({
     type: 'connector',
     operation: task.operation,
     ...(task.connector?.command ? { command: task.connector.command } : {}),
     ...(task.connector?.image ? { image: task.connector.image } : {}),
     config,
+  });
+  return { part, secretValues };
+}
+
+/** The stored spec of a sync task (the flow's task, templates rendered). */
+interface StoredSyncTask {
+  source?: { command?: string[]; image?: string; config?: Record<string, unknown> };
+  destination?: { command?: string[]; image?: string; config?: Record<string, unknown> };
+  catalog?: unknown;
+}
+
+/**
+ * The runner's part of a sync task: both configs with their secret references
+ * resolved (as for a connector task, paths `source.config…` and
+ * `destination.config…`), the configured catalog, and the connection's
+ * committed state right now (keyed by the execution's flow and the task id),
+ * where this attempt starts.
+ */
+export async function syncTaskPart(
+  db: Queryable,
+  keyring: SecretKeyring,
+  execution: NamespaceKey & { flowId: string },
+  taskId: string,
+  task: StoredSyncTask,
+): Promise<{ part: SyncTaskPart; secretValues: string[] }> {
+  const refs: SecretRefAt[] = [];
+  const endpoint = (name: 'source' | 'destination') => {
+    const e = task[name] ?? {};
+    return {
+      ...(e.command ? { command: e.command } : {}),
+      ...(e.image ? { image: e.image } : {}),
+      config: copyWithRefs(e.config ?? {}, `${name}.config`, refs) as Record<string, unknown>,
+    };
+  };
+  const source = endpoint('source');
+  const destination = endpoint('destination');
+  const secretValues = await resolveRefs(db, keyring, execution, refs);
+  const committed = await getSyncState(db, {
+    workspace: execution.workspace,
+    namespace: execution.namespace,
+    flowId: execution.flowId,
+    taskId,
+  });
+  const part = SyncTaskPart.parse({
+    type: 'sync',
+    source,
+    destination,
+    catalog: task.catalog ?? { streams: [] },
+    committedState: committed.map((c) => ({ stateType: c.stateType, stream: c.stream, state: c.state })),
   });
   return { part, secretValues };
 }

@@ -1,5 +1,6 @@
 import {
   addMetrics,
+  commitSyncState,
   appendLogs,
   artifactsTotalSize,
   getExecution,
@@ -14,6 +15,7 @@ import {
 } from '@sluice/store';
 import { verifyRunToken } from '@sluice/auth';
 import type {
+  CommitStateRequest,
   HeartbeatResponse,
   LogBatchRequest,
   MetricsRequest,
@@ -24,7 +26,7 @@ import type {
 import { StaleFenceError } from '@sluice/protocol';
 import type { Engine } from './engine';
 import { PayloadTooLargeError, RunTokenRevokedError } from './errors';
-import { connectorTaskPart } from './connector-spec';
+import { connectorTaskPart, syncTaskPart } from './connector-spec';
 import { MissingSecretError, resolveTaskEnv } from './secrets';
 
 /** A runner that proved, by its token and the database, that it holds this task run right now. */
@@ -82,7 +84,8 @@ export class RunnerService {
       env?: Record<string, string | { secret: string }>;
     };
     let env: Record<string, string>;
-    let connector: Awaited<ReturnType<typeof connectorTaskPart>> | null = null;
+    let connector:
+      Awaited<ReturnType<typeof connectorTaskPart>> | Awaited<ReturnType<typeof syncTaskPart>> | null = null;
     // The resolved secret values, so the runner masks them in all it sends back (docs/secrets.md).
     const secretValues: string[] = [];
     try {
@@ -96,6 +99,10 @@ export class RunnerService {
       }
       if (task.type === 'connector') {
         connector = await connectorTaskPart(store, keyring, execution, run.spec);
+      } else if (task.type === 'sync') {
+        connector = await syncTaskPart(store, keyring, execution, run.taskId, run.spec);
+      }
+      if (connector) {
         for (const value of connector.secretValues) {
           secretValues.push(value);
           this.deps.onSecretResolved?.(value);
@@ -187,6 +194,30 @@ export class RunnerService {
       );
     }
     await putArtifact(this.deps.store, { taskRunId: p.taskRun.id, fence, name, content });
+  }
+
+  /**
+   * Commits a state of a sync task and its ledger row in one fenced
+   * statement (docs/connectors.md#sync). What is stored is the source's state
+   * object as the runner sent it; the key is the task run's own connection.
+   */
+  async commitState(p: RunnerPrincipal, req: CommitStateRequest): Promise<boolean> {
+    this.checkFence(p, req.fence);
+    const state = req.message.state;
+    const stateType = state.type ?? 'LEGACY';
+    const descriptor = state.stream?.stream_descriptor;
+    return commitSyncState(this.deps.store, {
+      taskRunId: p.taskRun.id,
+      fence: req.fence,
+      sequence: req.sequence,
+      stateType,
+      stream:
+        stateType === 'STREAM' && descriptor
+          ? { name: descriptor.name, namespace: descriptor.namespace ?? null }
+          : null,
+      state: JSON.stringify(state),
+      streams: req.streams,
+    });
   }
 
   async heartbeat(p: RunnerPrincipal, fence: number): Promise<HeartbeatResponse> {

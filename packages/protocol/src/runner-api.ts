@@ -19,6 +19,8 @@ export const runnerPaths = {
     `${RUNNER_API_PREFIX}/task-runs/${id}/artifacts/${encodeURIComponent(name)}`,
   heartbeat: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/heartbeat`,
   result: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/result`,
+  /** POST: a sync task commits a state its destination acknowledged (docs/connectors.md#sync). */
+  syncState: (id: string) => `${RUNNER_API_PREFIX}/task-runs/${id}/sync/state`,
 } as const;
 
 /** Header that carries the fence on raw-body uploads (artifacts). */
@@ -61,6 +63,53 @@ export const ConnectorTaskPart = z
   });
 export type ConnectorTaskPart = z.infer<typeof ConnectorTaskPart>;
 
+export const SyncStateType = z.enum(['STREAM', 'GLOBAL', 'LEGACY']);
+export type SyncStateType = z.infer<typeof SyncStateType>;
+
+/** One end of a sync: a command (process executor) or an image, and its config with secrets resolved. */
+export const SyncEndpointPart = z
+  .object({
+    command: z.array(z.string()).min(1).optional(),
+    image: z.string().min(1).optional(),
+    config: z.record(z.string(), z.unknown()),
+  })
+  .refine((e) => e.command !== undefined || e.image !== undefined, {
+    message: 'a sync source or destination needs a command or an image',
+  });
+export type SyncEndpointPart = z.infer<typeof SyncEndpointPart>;
+
+/** A stream of a configured catalog; `namespace` null when it has none. */
+export const SyncStreamRef = z.object({ name: z.string().min(1), namespace: z.string().nullable() });
+export type SyncStreamRef = z.infer<typeof SyncStreamRef>;
+
+/**
+ * One committed state of the sync's connection, as stored: a stream's (STREAM)
+ * or the whole connection's (GLOBAL, LEGACY). `state` is the source's state
+ * object as JSON text, exactly as committed, so the next `read --state` gets it
+ * without a round trip through another parser.
+ */
+export const SyncCommittedEntry = z.object({
+  stateType: SyncStateType,
+  stream: SyncStreamRef.nullable(),
+  state: z.string(),
+});
+export type SyncCommittedEntry = z.infer<typeof SyncCommittedEntry>;
+
+/**
+ * A sync task (docs/connectors.md#sync): the runner reads from the source and
+ * writes into the destination. `catalog` is the configured catalog, checked by
+ * the runner (@sluice/connector-protocol); `committedState` is the
+ * connection's committed state when the spec was fetched: where this attempt starts.
+ */
+export const SyncTaskPart = z.object({
+  type: z.literal('sync'),
+  source: SyncEndpointPart,
+  destination: SyncEndpointPart,
+  catalog: z.looseObject({ streams: z.array(z.unknown()) }),
+  committedState: z.array(SyncCommittedEntry),
+});
+export type SyncTaskPart = z.infer<typeof SyncTaskPart>;
+
 /** GET spec: everything the runner needs; the only place secret values travel. */
 export const RunnerTaskSpec = z.object({
   taskRunId: z.string(),
@@ -72,6 +121,7 @@ export const RunnerTaskSpec = z.object({
     z.object({ type: z.literal('command'), command: z.array(z.string()).min(1) }),
     z.object({ type: z.literal('script'), interpreter: ScriptInterpreter, script: z.string() }),
     ConnectorTaskPart,
+    SyncTaskPart,
   ]),
   /** Resolved environment of the task, secrets included. */
   env: z.record(z.string(), z.string()),
@@ -142,3 +192,43 @@ export type ResultRequest = z.infer<typeof ResultRequest>;
 export const ResultResponse = z.object({ state: z.string() });
 
 export const OkResponse = z.object({ ok: z.literal(true) });
+
+const StreamDescriptorShape = z.looseObject({
+  name: z.string().min(1),
+  namespace: z.string().nullable().optional(),
+});
+
+/**
+ * A source's state object, checked only for what the store keys it by (its
+ * type, and a STREAM state's stream); every other field is kept as sent.
+ */
+export const SyncStateObject = z
+  .looseObject({
+    type: SyncStateType.optional(),
+    stream: z.looseObject({ stream_descriptor: StreamDescriptorShape }).optional(),
+  })
+  .refine((s) => s.type !== 'STREAM' || s.stream !== undefined, {
+    message: 'a STREAM state needs stream.stream_descriptor',
+  });
+
+const SyncCounts = z.object({
+  records: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+});
+
+/**
+ * POST sync/state: commit one source state the destination acknowledged,
+ * with its ledger row, in one transaction. `sequence` is the state's number
+ * in this attempt (1, 2, …; a resent one is answered `committed: false` and
+ * changes nothing); `streams` the records and bytes it made durable, per
+ * stream key (`namespace.name` or `name`). `message` is the SOURCE's STATE
+ * message, never the destination's echo.
+ */
+export const CommitStateRequest = FencedRequest.extend({
+  sequence: z.number().int().positive(),
+  message: z.looseObject({ type: z.literal('STATE'), state: SyncStateObject }),
+  streams: z.record(z.string(), SyncCounts),
+});
+export type CommitStateRequest = z.infer<typeof CommitStateRequest>;
+export const CommitStateResponse = z.object({ committed: z.boolean() });
+export type CommitStateResponse = z.infer<typeof CommitStateResponse>;

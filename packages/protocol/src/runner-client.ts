@@ -12,6 +12,8 @@ import {
 } from './http-retry';
 import { nodeHttpExchange, type HttpAnswer, type HttpExchange } from './http-exchange';
 import {
+  CommitStateRequest,
+  CommitStateResponse,
   FENCE_HEADER,
   HeartbeatResponse,
   LogBatchRequest,
@@ -185,6 +187,23 @@ export class RunnerClient {
       MetricsRequest,
       { metrics },
       OkResponse,
+    );
+  }
+
+  /**
+   * Commits a state of a sync task (and its ledger row). A retried call whose
+   * first attempt landed is answered `committed: false`; 409 means this
+   * runner no longer holds the task run and must stop.
+   */
+  async commitState(
+    request: Omit<z.input<typeof CommitStateRequest>, 'fence'>,
+  ): Promise<CommitStateResponse> {
+    return this.postJson(
+      'commitState',
+      runnerPaths.syncState(this.taskRunId),
+      CommitStateRequest,
+      request,
+      CommitStateResponse,
     );
   }
 

@@ -145,6 +145,35 @@ test('getSpec sends the run token and later writes carry the fence from the spec
   expect(JSON.parse(received[1]!.body.toString())).toEqual({ fence: 7, outputs: { rows: '42' } });
 });
 
+test('commitState sends the source state, its sequence and counts with the fence; a bad state is refused before sending', async () => {
+  script(runnerPaths.syncState(TASK_RUN), { status: 200, json: { committed: true } });
+  const c = client(7);
+  const message = {
+    type: 'STATE' as const,
+    state: {
+      type: 'STREAM' as const,
+      stream: { stream_descriptor: { name: 'users' }, stream_state: { c: 1 } },
+    },
+  };
+  expect(
+    await c.commitState({ sequence: 3, message, streams: { users: { records: 2, bytes: 20 } } }),
+  ).toEqual({
+    committed: true,
+  });
+  expect(received[0]!.path).toBe('/internal/v1/runner/task-runs/tr-1/sync/state');
+  expect(JSON.parse(received[0]!.body.toString())).toEqual({
+    fence: 7,
+    sequence: 3,
+    message,
+    streams: { users: { records: 2, bytes: 20 } },
+  });
+  // A STREAM state without its stream cannot be keyed: refused here, not by the server.
+  await expect(
+    c.commitState({ sequence: 4, message: { type: 'STATE', state: { type: 'STREAM' } }, streams: {} }),
+  ).rejects.toThrow(/stream_descriptor/);
+  expect(received).toHaveLength(1);
+});
+
 test('a write before the fence is known fails without calling the server', async () => {
   await expect(client().heartbeat()).rejects.toThrow(/heartbeat: the fence is unknown/);
   expect(received).toHaveLength(0);

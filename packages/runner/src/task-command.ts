@@ -16,8 +16,11 @@ const SCRIPT_EXTENSION: Record<ScriptInterpreter, string> = {
   bun: 'ts',
 };
 
-/** A command or a script; a connector's command line is connectorCommand's (connector-task.ts). */
-export type ProgramTask = Exclude<RunnerTaskSpec['task'], { type: 'connector' }>;
+/**
+ * A command or a script; a connector's command line is connectorCommand's
+ * (connector-task.ts), a sync's endpoints are started by sync/ (endpoint.ts).
+ */
+export type ProgramTask = Exclude<RunnerTaskSpec['task'], { type: 'connector' } | { type: 'sync' }>;
 
 /** A dot-file, so it does not collide with the snapshot's files in the work dir. */
 const SCRIPT_BASENAME = '.sluice-task';

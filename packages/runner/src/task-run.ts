@@ -150,7 +150,9 @@ export class TaskRun {
     const task = spec.task;
     let argv: [string, ...string[]];
     let connector: ConnectorOutput | null = null;
-    if (task.type === 'connector') {
+    if (task.type === 'sync') {
+      return this.notStarted('sync tasks are not supported by this runner yet');
+    } else if (task.type === 'connector') {
       const prepared = await prepareConnector(task, dirs.root, this.options.env, {
         log: (stream, line) => this.shipper.write(stream, line),
         mask: (text) => this.masker.mask(text),

@@ -77,6 +77,7 @@ export * from './logs';
 export * from './outputs';
 export * from './metrics';
 export * from './artifacts';
+export * from './sync';
 export * from './instances';
 export * from './databases/ensure-database';
 export * from './databases/probe-connection';
