@@ -13,3 +13,5 @@ export { runConnectorPipe } from './sync/fifo-connector-pipe';
 export type { ConnectorPipeIo } from './sync/fifo-connector-pipe';
 export { openFifoConnector } from './sync/fifo-pipes';
 export type { FifoConnector, FifoConnectorOptions } from './sync/fifo-pipes';
+export { FifoEndpointStarter } from './sync/fifo-endpoint';
+export type { FifoEndpointOptions } from './sync/fifo-endpoint';

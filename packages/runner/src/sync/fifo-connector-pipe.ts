@@ -129,7 +129,10 @@ async function pipeConnector(args: PipeArgs, io: ConnectorPipeIo, exitFile: stri
   process.once('SIGTERM', onTerm);
   process.once('SIGINT', onTerm);
   void (async () => {
-    for await (const line of lines) if (line.trim() === 'kill') stopChild(child);
+    for await (const line of lines) {
+      if (line.trim() === 'term') stopChild(child);
+      else if (line.trim() === 'kill') child.kill('SIGKILL');
+    }
     // The runner closed the control pipe: it ended or is gone; nobody reads the connector any more.
     if (child.exitCode === null && child.signalCode === null) stopChild(child);
   })().catch(() => stopChild(child));

@@ -44,8 +44,8 @@ export interface FifoConnector {
   stdin: Writable | null;
   /** The connector's exit, from the wrapper's exit file. */
   exit: Promise<SyncConnectorExit>;
-  /** Asks the wrapper to stop the connector (TERM, then KILL after its grace). */
-  kill(): void;
+  /** Asks the wrapper to stop the connector: `term` (TERM, then KILL after its grace) or `kill` (KILL now). */
+  signal(how: 'term' | 'kill'): void;
   /** Closes the control pipe: the wrapper stops a connector still running. */
   close(): void;
 }
@@ -117,10 +117,12 @@ export async function openFifoConnector(options: FifoConnectorOptions): Promise<
     stderr,
     stdin,
     exit: waitForExit(exitFile, role, outputsEnded),
-    kill: () => {
-      if (!control.destroyed) control.write('kill\n');
+    signal: (how) => {
+      if (!control.destroyed && !control.writableEnded) control.write(`${how}\n`);
     },
-    close: () => control.end(),
+    close: () => {
+      if (!control.writableEnded) control.end();
+    },
   };
 }
 
