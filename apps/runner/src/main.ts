@@ -13,6 +13,8 @@ Commands:
                        (the process executor keeps one ready; it reads none of the variables below)
   runner-install DIR   copy the self-contained runner (sluice and lib/) into DIR
                        (the kubernetes init container)
+  connector test CMD   check that a connector speaks the connector protocol
+                       (sluice connector test --help)
   help                 show this text
 
 Environment of exec:
@@ -74,6 +76,8 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
           return usageError(io, `sluice runner-install: ${problem}; see sluice runner-install --help`);
       }
       return install(args[0]!, io);
+    case 'connector':
+      return loadRunner().runner.runConnectorCommand(args, io);
     case 'help':
     case '--help':
     case '-h':

@@ -8,3 +8,5 @@ export { runExecCommand } from './exec-command';
 export type { ExecIo } from './exec-command';
 // For the runner app's --help: its binaries load the runner and nothing else (a second copy of the config package would slow exec).
 export { formatVarsHelp } from '@sluice/config';
+export { runConnectorCommand } from './connector-test/command';
+export type { ConnectorCommandIo } from './connector-test/command';
