@@ -16,6 +16,8 @@ Commands:
   connector-pipe --dir D --role source|destination -- COMMAND...
                        run a docker sync's connector with its stdio on the sync's pipes in D
                        (what the docker executor starts in a connector's container)
+  connector test CMD   check that a connector speaks the connector protocol
+                       (sluice connector test --help)
   help                 show this text
 
 Environment of exec:
@@ -84,6 +86,8 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
         return 0;
       }
       return loadRunner().runner.runConnectorPipe(args, { env: io.env, stderr: io.stderr });
+    case 'connector':
+      return loadRunner().runner.runConnectorCommand(args, io);
     case 'help':
     case '--help':
     case '-h':

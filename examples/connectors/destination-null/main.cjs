@@ -25,9 +25,17 @@ run({
   },
 
   async write(args) {
-    readJson(args.config, 'config');
+    const config = readJson(args.config, 'config');
     readJson(args.catalog, 'catalog');
+    // Test knob: a slow destination, sleeping this long per line received (in steps of at least 1 ms).
+    const delay = Number(config?.delay_ms_per_record ?? 0);
+    let owed = 0;
     for await (const line of stdinLines()) {
+      if (delay > 0 && (owed += delay) >= 1) {
+        const ms = Math.floor(owed);
+        owed -= ms;
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
       // Only lines that may be a state are parsed: records pass untouched.
       if (!line.includes('"STATE"')) continue;
       let message;

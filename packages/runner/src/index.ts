@@ -15,3 +15,5 @@ export { openFifoConnector } from './sync/fifo-pipes';
 export type { FifoConnector, FifoConnectorOptions } from './sync/fifo-pipes';
 export { FifoEndpointStarter } from './sync/fifo-endpoint';
 export type { FifoEndpointOptions } from './sync/fifo-endpoint';
+export { runConnectorCommand } from './connector-test/command';
+export type { ConnectorCommandIo } from './connector-test/command';

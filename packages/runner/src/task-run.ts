@@ -15,6 +15,8 @@ import { SecretMasker } from './secret-masker';
 import { readMetrics, readOutputs } from './task-files';
 import { describeSpawnError, resolveTaskCommand } from './task-command';
 import { OutputStream, TaskExit, TaskProcess } from './task-process';
+import type { SyncOrchestrator, SyncOutcome } from './sync/orchestrator';
+import { createSyncRun } from './sync/run-sync-task';
 
 export interface TaskRunOptions {
   /** Parent of the run directory; the OS temp dir by default. */
@@ -35,8 +37,10 @@ export interface TaskRunOptions {
 
 /** `invalid_task`: refused before it started for a reason a retry cannot change (docs/task-run-lifecycle.md §7). */
 type Refusal = 'invalid_task';
+type SyncResult = Extract<SyncOutcome, { started: true }>;
 type Outcome =
   | { started: true; exit: TaskExit; connector?: ConnectorResult }
+  | { started: true; sync: SyncResult }
   | { started: false; error: string; reason?: Refusal };
 
 const METRICS_PER_BATCH = 1000;
@@ -55,6 +59,7 @@ export class TaskRun {
   private readonly options: TaskRunOptions;
   private heartbeats: Heartbeats | null = null;
   private proc: TaskProcess | null = null;
+  private sync: SyncOrchestrator | null = null;
   private stopReason: 'cancel' | 'timeout' | null = null;
   private taskEnded = false;
   private lostOwnership: Error | null = null;
@@ -111,7 +116,9 @@ export class TaskRun {
         outcome = this.notStarted(`runner: ${(error as Error).message}`);
       }
       if (outcome.started && dirs && !this.lostOwnership) {
-        await this.deliverTaskFiles(dirs, outcome.connector?.ok ? outcome.connector.outputs : {});
+        const resultOutputs =
+          'sync' in outcome ? outcome.sync.outputs : outcome.connector?.ok ? outcome.connector.outputs : {};
+        await this.deliverTaskFiles(dirs, resultOutputs);
       }
       return await this.finish(outcome);
     } finally {
@@ -150,9 +157,8 @@ export class TaskRun {
     const task = spec.task;
     let argv: [string, ...string[]];
     let connector: ConnectorOutput | null = null;
-    if (task.type === 'sync') {
-      return this.notStarted('sync tasks are not supported by this runner yet');
-    } else if (task.type === 'connector') {
+    if (task.type === 'sync') return this.executeSync(task, dirs, env);
+    if (task.type === 'connector') {
       const prepared = await prepareConnector(task, dirs.root, this.options.env, {
         log: (stream, line) => this.shipper.write(stream, line),
         mask: (text) => this.masker.mask(text),
@@ -206,8 +212,26 @@ export class TaskRun {
 
     const proc = this.proc;
     this.shipper.write('system', `task started (pid ${proc.pid})`);
+    this.reportStarted(proc.pid);
+
+    const exit = await proc.exited;
+    this.taskEnded = true;
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    output.stdout.end();
+    splitters.stderr.end();
+    if (!connector) return { started: true, exit };
+    const result = connector.finish(exit);
+    if (result.ok && result.artifact) {
+      await writeFile(join(dirs.artifactsDir, result.artifact.name), result.artifact.body);
+    }
+    return { started: true, exit, connector: result };
+  }
+
+  /** Reports the start, arms the timeout, and applies a stop that arrived while the task was starting. */
+  private reportStarted(pid?: number): void {
+    const spec = this.spec;
     // Log batches follow the started report, so the server sees RUNNING before any line.
-    this.startedReport = this.client.started(proc.pid).then(
+    this.startedReport = this.client.started(pid).then(
       () => this.shipper.start(),
       (error: Error) => {
         if (isOwnershipLost(error)) this.onOwnershipLost(error);
@@ -223,20 +247,43 @@ export class TaskRun {
         ),
       Math.min(spec.timeoutMs, MAX_TIMER_MS),
     );
-    // A stop that arrived while the process was being spawned.
     if (this.stopReason || this.lostOwnership) this.stopProcess();
+  }
 
-    const exit = await proc.exited;
+  /** A sync task: the runner is the orchestrator between its source and destination (src/sync/). */
+  private async executeSync(
+    task: Extract<RunnerTaskSpec['task'], { type: 'sync' }>,
+    dirs: RunDirs,
+    env: Record<string, string>,
+  ): Promise<Outcome> {
+    const sync = createSyncRun({
+      spec: this.spec,
+      task,
+      dirs,
+      env,
+      runnerEnv: this.options.env,
+      log: (stream, line) => this.shipper.write(stream, line),
+      mask: (text) => this.masker.mask(text),
+      maskCut: (kept) => this.masker.maskCut(kept),
+      commit: async (request) => {
+        try {
+          return await this.client.commitState(request);
+        } catch (error) {
+          if (isOwnershipLost(error)) this.onOwnershipLost(error as Error);
+          throw error;
+        }
+      },
+      sendMetrics: (metrics) => void this.deliver('metrics', () => this.client.sendMetrics(metrics)),
+      onStarted: () => this.reportStarted(),
+    });
+    if ('invalid' in sync) return this.notStarted(sync.invalid, 'invalid_task');
+    this.sync = sync;
+    const outcome = await sync.run();
     this.taskEnded = true;
-    clearTimeout(this.timeoutTimer);
-    output.stdout.end();
-    splitters.stderr.end();
-    if (!connector) return { started: true, exit };
-    const result = connector.finish(exit);
-    if (result.ok && result.artifact) {
-      await writeFile(join(dirs.artifactsDir, result.artifact.name), result.artifact.body);
-    }
-    return { started: true, exit, connector: result };
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    if (!outcome.started)
+      return this.notStarted(outcome.error, outcome.invalidTask ? 'invalid_task' : undefined);
+    return { started: true, sync: outcome };
   }
 
   private notStarted(message: string, refusal?: Refusal): Outcome {
@@ -321,6 +368,12 @@ export class TaskRun {
       if (outcome.reason && !stoppedBy) request.reason = outcome.reason;
       return { request, exitCode: 1 };
     }
+    if ('sync' in outcome) {
+      const { sync } = outcome;
+      if (sync.ok && !stoppedBy) return { request: { exitCode: 0, stoppedBy, error: null }, exitCode: 0 };
+      const error = stoppedBy ? [stopped, sync.error].filter(Boolean).join('; ') : sync.error;
+      return { request: { exitCode: sync.exitCode, stoppedBy, error }, exitCode: sync.exitCode ?? 1 };
+    }
     const { code, signal } = outcome.exit;
     if (outcome.connector && !outcome.connector.ok && !stoppedBy) {
       // A connector that exited 0 without its result still failed: no exit code says success.
@@ -354,6 +407,13 @@ export class TaskRun {
 
   private stopProcess(): void {
     const grace = this.spec.cancelGraceMs;
+    this.sync?.stop(
+      this.lostOwnership
+        ? 'the task run is no longer ours'
+        : this.stopReason === 'timeout'
+          ? `timed out after ${this.spec.timeoutMs} ms`
+          : 'cancelled',
+    );
     this.proc?.stop(Math.min(grace, MAX_TIMER_MS), () =>
       this.shipper.write(
         'system',

@@ -56,6 +56,21 @@ const Config = z.record(z.string(), z.unknown());
 
 const SyncEndpoint = z.strictObject({ ...ConnectorRef, config: Config.optional() });
 
+/**
+ * The configured catalog of a sync (docs/connectors.md#sync), checked for what
+ * the runner needs to pick the streams; the rest is the connectors' and kept
+ * as written. A sync without one is refused when it runs (no streams).
+ */
+const SyncCatalog = z.looseObject({
+  streams: z.array(
+    z.looseObject({
+      stream: z.looseObject({ name: z.string().min(1), json_schema: Config }),
+      sync_mode: z.enum(['full_refresh', 'incremental']),
+      destination_sync_mode: z.enum(['append', 'overwrite', 'append_dedup']),
+    }),
+  ),
+});
+
 export const TASK_SCHEMAS = {
   command: z.strictObject({ ...runnable, type: z.literal('command'), command: Command }),
   script: z.strictObject({
@@ -98,6 +113,6 @@ export const TASK_SCHEMAS = {
     type: z.literal('sync'),
     source: SyncEndpoint,
     destination: SyncEndpoint,
-    catalog: z.unknown().optional(),
+    catalog: SyncCatalog.optional(),
   }),
 } satisfies Record<TaskType, z.ZodType>;
