@@ -84,9 +84,9 @@ test('a connector command that does not exist: its exit names it, and the runner
   const w = wrapper(['/no/such/connector']);
   const source = await openFifoConnector({ dir, role: 'source', start: { args: ['read'], files: {} } });
   const exit = await source.exit;
-  expect(exit).toMatchObject({ code: null, signal: null });
+  expect(exit).toMatchObject({ code: 127, signal: null });
   expect(exit.error).toMatch(/starting \/no\/such\/connector failed: spawn \/no\/such\/connector ENOENT/);
-  expect(await w.exitCode_).toBe(1);
+  expect(await w.exitCode_).toBe(127);
 });
 
 test('a wrong invocation is a usage error', async () => {

@@ -121,7 +121,14 @@ async function pipeConnector(args: PipeArgs, io: ConnectorPipeIo, exitFile: stri
   for (const fd of [...holds, ...childFds]) if (typeof fd === 'number') closeSync(fd);
 
   const exit = new Promise<SyncConnectorExit>((resolve) => {
-    child.once('error', (err) => resolve({ code: null, signal: null, error: `starting ${file} failed: ${err.message}` }));
+    // 127/126 as a shell answers a missing or non-executable command, so the runner reports an exit code.
+    child.once('error', (err: NodeJS.ErrnoException) =>
+      resolve({
+        code: err.code === 'ENOENT' ? 127 : err.code === 'EACCES' ? 126 : 1,
+        signal: null,
+        error: `starting ${file} failed: ${err.message}`,
+      }),
+    );
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   // tini signals only us: a stop of the container reaches the connector through here.
