@@ -16,7 +16,12 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { buildHarnessImage } from './sync-harness';
-import { DESTINATION_POSTGRES_IMAGE, SOURCE_IMAGE, ensureSyncConnectorImages, sequenceCatalog } from './sync-images';
+import {
+  DESTINATION_POSTGRES_IMAGE,
+  SOURCE_IMAGE,
+  ensureSyncConnectorImages,
+  sequenceCatalog,
+} from './sync-images';
 
 /**
  * The docker executor's side of a sync (docs/connectors.md#sync-on-docker):
@@ -45,8 +50,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await removeOwned(docker, OWNER);
-  for (const v of (await docker.listVolumes({ filters: { label: [`sluice.io/owner=${OWNER}`] } })).Volumes ?? []) {
-    await docker.getVolume(v.Name).remove({ force: true }).catch(() => undefined);
+  for (const v of (await docker.listVolumes({ filters: { label: [`sluice.io/owner=${OWNER}`] } })).Volumes ??
+    []) {
+    await docker
+      .getVolume(v.Name)
+      .remove({ force: true })
+      .catch(() => undefined);
   }
   await db?.drop();
 });

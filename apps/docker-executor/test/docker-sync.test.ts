@@ -18,7 +18,12 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { startDockerExecutor } from './docker-support';
-import { DESTINATION_POSTGRES_IMAGE, SOURCE_IMAGE, ensureSyncConnectorImages, sequenceCatalog } from './sync-images';
+import {
+  DESTINATION_POSTGRES_IMAGE,
+  SOURCE_IMAGE,
+  ensureSyncConnectorImages,
+  sequenceCatalog,
+} from './sync-images';
 
 /**
  * `sync` tasks on the docker executor end to end (docs/connectors.md#sync-on-docker):
@@ -63,7 +68,11 @@ afterAll(async () => {
     for (const owner of owners) {
       await removeOwned(fx.docker, owner);
       const { Volumes } = await fx.docker.listVolumes({ filters: { label: [`sluice.io/owner=${owner}`] } });
-      for (const v of Volumes ?? []) await fx.docker.getVolume(v.Name).remove({ force: true }).catch(() => undefined);
+      for (const v of Volumes ?? [])
+        await fx.docker
+          .getVolume(v.Name)
+          .remove({ force: true })
+          .catch(() => undefined);
     }
   }
   await sqlClient?.end();
@@ -88,7 +97,10 @@ function syncFlow(schema: string, records: number, options: { delayMs?: number; 
         type: 'sync',
         retry: { max_attempts: options.maxAttempts ?? 1 },
         executor: { type: 'docker' },
-        source: { image: SOURCE_IMAGE, config: { streams: ['users'], records_per_stream: records, state_every: 50 } },
+        source: {
+          image: SOURCE_IMAGE,
+          config: { streams: ['users'], records_per_stream: records, state_every: 50 },
+        },
         destination: {
           image: DESTINATION_POSTGRES_IMAGE,
           config: { url: db.url, schema, delay_ms_per_record: options.delayMs ?? 0 },
@@ -223,7 +235,11 @@ describe('docker executor: sync tasks', () => {
 
     processes.executor = await startDockerExecutor(server, owner, fx);
     await explained(everything(), async () => {
-      for (let i = 0; !processes.executor!.output().includes('adopted a container whose task run still runs'); i++) {
+      for (
+        let i = 0;
+        !processes.executor!.output().includes('adopted a container whose task run still runs');
+        i++
+      ) {
         if (i > 300) throw new Error('no adoption within 30 s');
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -73,7 +73,9 @@ export function buildHarnessImage(base: string, scenario: HarnessScenario): stri
         '',
       ].join('\n'),
     );
-    execFileSync('docker', ['build', '-q', '-t', HARNESS_IMAGE, context], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync('docker', ['build', '-q', '-t', HARNESS_IMAGE, context], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   } finally {
     rmSync(context, { recursive: true, force: true });
   }

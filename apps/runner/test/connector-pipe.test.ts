@@ -31,9 +31,13 @@ afterEach(() => {
 });
 
 function wrapper(command: string[]): ChildProcess & { exitCode_: Promise<number | null> } {
-  const child = spawn(process.execPath, [MAIN, 'connector-pipe', '--dir', dir, '--role', 'source', '--', ...command], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'connector-pipe', '--dir', dir, '--role', 'source', '--', ...command],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   wrappers.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return Object.assign(child, { exitCode_: exited });
@@ -50,7 +54,13 @@ const start = (records: number) => ({
   files: {
     'config.json': JSON.stringify({ records_per_stream: records, state_every: 10 }),
     'catalog.json': JSON.stringify({
-      streams: [{ stream: { name: 'numbers', json_schema: {} }, sync_mode: 'full_refresh', destination_sync_mode: 'append' }],
+      streams: [
+        {
+          stream: { name: 'numbers', json_schema: {} },
+          sync_mode: 'full_refresh',
+          destination_sync_mode: 'append',
+        },
+      ],
     }),
   },
 });
@@ -59,7 +69,10 @@ test('runs the connector with its stdout on the pipe and its files 0600 in its o
   const w = wrapper([process.execPath, SOURCE]);
   const source = await openFifoConnector({ dir, role: 'source', start: start(25) });
   const [out] = await Promise.all([readAll(source.stdout), readAll(source.stderr)]);
-  const messages = out.trim().split('\n').map((line) => JSON.parse(line) as { type: string });
+  const messages = out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string });
   expect(messages.filter((m) => m.type === 'RECORD')).toHaveLength(25);
   expect(messages.filter((m) => m.type === 'STATE').length).toBeGreaterThanOrEqual(3);
   expect(await source.exit).toEqual({ code: 0, signal: null });

@@ -58,11 +58,18 @@ function envValue(env: readonly string[] | null | undefined, name: string): stri
  * which the protocol's operation and flags are appended.
  */
 export async function connectorImageConfig(docker: Docker, image: string): Promise<ConnectorImageConfig> {
-  let config: { Env?: string[] | null; Entrypoint?: string[] | string | null; Cmd?: string[] | string | null };
+  let config: {
+    Env?: string[] | null;
+    Entrypoint?: string[] | string | null;
+    Cmd?: string[] | string | null;
+  };
   try {
     config = (await docker.getImage(image).inspect()).Config ?? {};
   } catch (err) {
-    throw new TaskRunStartError('image_pull', `inspecting the connector image ${image} failed: ${errorMessage(err)}`);
+    throw new TaskRunStartError(
+      'image_pull',
+      `inspecting the connector image ${image} failed: ${errorMessage(err)}`,
+    );
   }
   const airbyte = envValue(config.Env, 'AIRBYTE_ENTRYPOINT')?.trim().split(/\s+/).filter(Boolean);
   const asList = (v: string[] | string | null | undefined): string[] =>

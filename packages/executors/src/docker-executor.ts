@@ -98,7 +98,9 @@ export class DockerExecutor implements Executor {
     // Tracked (and heartbeated) from here, so a slow pull does not look like lost work.
     const entry = this.track(run, containerName(run), ctx, run.task.type === 'sync');
     try {
-      const container = entry.sync ? await this.startSync(run, ctx, entry) : await this.startTask(run, ctx, entry);
+      const container = entry.sync
+        ? await this.startSync(run, ctx, entry)
+        : await this.startTask(run, ctx, entry);
       entry.outcome = this.watch(entry, container);
       this.limitDuration(entry, this.maxDurationMs);
       ctx.log.debug('container started', { taskRunId: run.taskRunId, container: container.id });
@@ -115,7 +117,11 @@ export class DockerExecutor implements Executor {
    * runs the connector's command there), told the image's command when the
    * image has no AIRBYTE_ENTRYPOINT of its own (docs/connectors.md#where-it-runs).
    */
-  private async startTask(run: ClaimedTaskRun, ctx: ExecutorContext, entry: DockerTaskRun): Promise<Docker.Container> {
+  private async startTask(
+    run: ClaimedTaskRun,
+    ctx: ExecutorContext,
+    entry: DockerTaskRun,
+  ): Promise<Docker.Container> {
     const connectorImage = connectorImageOf(run);
     const extraEnv: string[] = [];
     if (connectorImage) {
@@ -141,7 +147,11 @@ export class DockerExecutor implements Executor {
   }
 
   /** Three containers and a volume (docker-sync.ts); the runner's container is the task run's. */
-  private async startSync(run: ClaimedTaskRun, ctx: ExecutorContext, entry: DockerTaskRun): Promise<Docker.Container> {
+  private async startSync(
+    run: ClaimedTaskRun,
+    ctx: ExecutorContext,
+    entry: DockerTaskRun,
+  ): Promise<Docker.Container> {
     const attempt = await createSyncAttempt(this.docker, this.injection, {
       run,
       ownerId: this.ownerId,

@@ -103,9 +103,22 @@ export async function createSyncAttempt(
     const container = await createReplacing(docker, {
       name: syncContainerName(run, role),
       Image: images[role],
-      Entrypoint: [loader!, ...loaderArgs, 'connector-pipe', '--dir', SYNC_MOUNT, '--role', role, '--', ...command],
+      Entrypoint: [
+        loader!,
+        ...loaderArgs,
+        'connector-pipe',
+        '--dir',
+        SYNC_MOUNT,
+        '--role',
+        role,
+        '--',
+        ...command,
+      ],
       Cmd: [],
-      Env: ['NODE_OPTIONS=', ...(nodeOptions === undefined ? [] : [`${CHILD_NODE_OPTIONS_ENV}=${nodeOptions}`])],
+      Env: [
+        'NODE_OPTIONS=',
+        ...(nodeOptions === undefined ? [] : [`${CHILD_NODE_OPTIONS_ENV}=${nodeOptions}`]),
+      ],
       Labels: { ...labels, [DOCKER_LABELS.role]: role },
       HostConfig: {
         // As the runner's: tini passes a stop's TERM to the wrapper, which passes it to the connector.
@@ -144,7 +157,12 @@ function runnerSpec(input: SyncAttemptInput, binds: string[]): Docker.ContainerC
     ...spec,
     ...(own
       ? {
-          Entrypoint: [`${RUNNER_IMAGE_LIB}/ld-linux-x86-64.so.2`, '--library-path', RUNNER_IMAGE_LIB, RUNNER_IMAGE_BINARY],
+          Entrypoint: [
+            `${RUNNER_IMAGE_LIB}/ld-linux-x86-64.so.2`,
+            '--library-path',
+            RUNNER_IMAGE_LIB,
+            RUNNER_IMAGE_BINARY,
+          ],
           Cmd: ['exec'],
         }
       : {}),
@@ -166,7 +184,10 @@ async function volumeLayout(): Promise<Buffer> {
 }
 
 /** A leftover of the same attempt (an executor that died mid-start) is replaced. */
-async function createReplacing(docker: Docker, spec: Docker.ContainerCreateOptions): Promise<Docker.Container> {
+async function createReplacing(
+  docker: Docker,
+  spec: Docker.ContainerCreateOptions,
+): Promise<Docker.Container> {
   try {
     return await docker.createContainer(spec);
   } catch (err) {

@@ -105,7 +105,11 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
  * in use cannot go): kept while its task run is watched here or still runs,
  * or while the server cannot be asked; removed otherwise.
  */
-async function removeVolumes(options: CleanupOptions, watched: Set<string>, result: CleanupResult): Promise<void> {
+async function removeVolumes(
+  options: CleanupOptions,
+  watched: Set<string>,
+  result: CleanupResult,
+): Promise<void> {
   const { docker, ownerId, protocol, log } = options;
   const { Volumes } = await docker.listVolumes({ filters: { label: [`${DOCKER_LABELS.owner}=${ownerId}`] } });
   for (const volume of Volumes ?? []) {

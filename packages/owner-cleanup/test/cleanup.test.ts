@@ -118,7 +118,12 @@ describe('runCleanup', () => {
       const name = `sluice-${taskRunId}-${randomBytes(3).toString('hex')}`;
       await docker.createVolume({
         Name: name,
-        Labels: { 'sluice.io/owner': owner, 'sluice.io/task-run': taskRunId, 'sluice.io/attempt': '1', 'sluice.io/fence': '1' },
+        Labels: {
+          'sluice.io/owner': owner,
+          'sluice.io/task-run': taskRunId,
+          'sluice.io/attempt': '1',
+          'sluice.io/fence': '1',
+        },
       });
       return name;
     };
@@ -140,7 +145,12 @@ describe('runCleanup', () => {
         .inspect()
         .then(() => true)
         .catch(() => false);
-    expect(await Promise.all([ended, running, watched, foreign].map(present))).toEqual([false, true, true, true]);
+    expect(await Promise.all([ended, running, watched, foreign].map(present))).toEqual([
+      false,
+      true,
+      true,
+      true,
+    ]);
     for (const name of [running, watched, foreign]) await docker.getVolume(name).remove();
   }, 30_000);
 });

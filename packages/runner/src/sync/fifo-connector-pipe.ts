@@ -114,10 +114,14 @@ async function pipeConnector(args: PipeArgs, io: ConnectorPipeIo, exitFile: stri
   if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
   const [file, ...fixed] = command;
-  const child = spawn(file, [...fixed, ...start.args.map((a) => a.replaceAll(SYNC_FILES_PLACEHOLDER, filesDir))], {
-    stdio: childFds as unknown as StdioOptions,
-    env,
-  });
+  const child = spawn(
+    file,
+    [...fixed, ...start.args.map((a) => a.replaceAll(SYNC_FILES_PLACEHOLDER, filesDir))],
+    {
+      stdio: childFds as unknown as StdioOptions,
+      env,
+    },
+  );
   for (const fd of [...holds, ...childFds]) if (typeof fd === 'number') closeSync(fd);
 
   const exit = new Promise<SyncConnectorExit>((resolve) => {

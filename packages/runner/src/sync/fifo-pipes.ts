@@ -66,7 +66,12 @@ async function readExit(path: string): Promise<SyncConnectorExit | null> {
 }
 
 /** Opens a FIFO's write end once a reader is there (ENXIO until then); throws if the wrapper ended first. */
-async function openWriter(path: string, exitFile: string, role: SyncRole, signal?: AbortSignal): Promise<number> {
+async function openWriter(
+  path: string,
+  exitFile: string,
+  role: SyncRole,
+  signal?: AbortSignal,
+): Promise<number> {
   for (;;) {
     signal?.throwIfAborted();
     try {

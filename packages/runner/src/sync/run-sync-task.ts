@@ -49,13 +49,15 @@ export function createSyncRun(deps: SyncTaskDeps): SyncOrchestrator | { invalid:
     }
     commands[role] = [file, ...args];
   }
-  const starter = fifo?.starter ?? new ProcessEndpointStarter({
-    filesDir: deps.dirs.root,
-    cwd: deps.dirs.work,
-    env: deps.env,
-    logLineMaxBytes: deps.spec.limits.logLineMaxBytes,
-    maskCut: deps.maskCut,
-  });
+  const starter =
+    fifo?.starter ??
+    new ProcessEndpointStarter({
+      filesDir: deps.dirs.root,
+      cwd: deps.dirs.work,
+      env: deps.env,
+      logLineMaxBytes: deps.spec.limits.logLineMaxBytes,
+      maskCut: deps.maskCut,
+    });
   return new SyncOrchestrator({
     task: deps.task,
     commands: commands as Record<SyncRole, [string, ...string[]]>,
