@@ -31,7 +31,9 @@ const COMMANDS = {
   logs: ['cli', 'Print the log lines of a task run; -f follows them until it ends'],
   cancel: ['cli', 'Request the cancellation of an execution'],
   exec: ['runner', 'The runner: runs one task run inside its process, container or pod'],
+  'connector-pipe': ['runner', "A docker sync's connector container: the connector on the sync's pipes"],
   'runner-install': ['runner', 'Copy the runner into a directory (the kubernetes init container)'],
+  connector: ['runner', 'Connector tools: sluice connector test <command...> checks a connector speaks the protocol'],
 };
 
 function usage() {

@@ -13,6 +13,8 @@ import { useDockerTopology } from './docker-support';
  */
 const OWNER = `conn-${randomBytes(3).toString('hex')}`;
 const IMAGE = 'sluice-test/source-sequence:1';
+/** The same connector in an image with only an ENTRYPOINT (no AIRBYTE_ENTRYPOINT), as many non-Airbyte images are. */
+const PLAIN_IMAGE = 'sluice-test/source-sequence-plain:1';
 const EXAMPLES = join(__dirname, '..', '..', '..', 'examples', 'connectors');
 
 const topology = useDockerTopology(OWNER);
@@ -34,12 +36,31 @@ beforeAll(async () => {
       ].join('\n'),
     );
     execFileSync('docker', ['build', '-q', '-t', IMAGE, context], { stdio: ['ignore', 'ignore', 'pipe'] });
+    writeFileSync(
+      join(context, 'Dockerfile'),
+      [
+        `FROM ${base}`,
+        'COPY connectors /opt/connectors',
+        'ENTRYPOINT ["node", "/opt/connectors/source-sequence/main.cjs"]',
+        '',
+      ].join('\n'),
+    );
+    execFileSync('docker', ['build', '-q', '-t', PLAIN_IMAGE, context], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   } finally {
     rmSync(context, { recursive: true, force: true });
   }
 }, 120_000);
 
-async function runConnector(name: string, operation: string, config: string) {
+async function runConnector(
+  name: string,
+  operation: string,
+  config: string,
+  /** The executor block; by default it names the connector's image too, as it had to before. */
+  executor = `{ type: docker, image: "${IMAGE}" }`,
+  image = IMAGE,
+) {
   const { server, everything } = topology;
   const api = await userApi(server, 'admin');
   const flow = [
@@ -47,9 +68,9 @@ async function runConnector(name: string, operation: string, config: string) {
     'tasks:',
     '  - id: op',
     '    type: connector',
-    `    executor: { type: docker, image: "${IMAGE}" }`,
+    `    executor: ${executor}`,
     `    operation: ${operation}`,
-    `    connector: { image: "${IMAGE}" }`,
+    `    connector: { image: "${image}" }`,
     `    config: ${config}`,
     '',
   ].join('\n');
@@ -86,6 +107,27 @@ describe('docker executor: connector tasks', () => {
     expect(failed.state).toBe('FAILED');
     expect(failed.error).toMatch(/^invalid config: records_per_stream must be an integer/);
 
+    expect(await noContainersLeft(topology.fx.docker, OWNER)).toEqual([]);
+  }, 300_000);
+
+  it('runs a connector task in connector.image alone, with the command from the image config when it sets no AIRBYTE_ENTRYPOINT', async () => {
+    const executor = '{ type: docker }';
+    const spec = await runConnector('plain-spec', 'spec', '{}', executor, PLAIN_IMAGE);
+    expect(spec.state).toBe('SUCCEEDED');
+    expect(JSON.parse(spec.outputs!.result!)).toMatchObject({
+      connectionSpecification: { title: 'Sequence source' },
+    });
+    const discover = await runConnector(
+      'plain-discover',
+      'discover',
+      '{ streams: [a, b], records_per_stream: 1 }',
+      executor,
+      PLAIN_IMAGE,
+    );
+    expect(discover).toMatchObject({ state: 'SUCCEEDED', outputs: { streams: '2' } });
+    // The Airbyte image too, with no executor.image: its AIRBYTE_ENTRYPOINT is the command.
+    const check = await runConnector('airbyte-check', 'check', '{ records_per_stream: 3 }', executor, IMAGE);
+    expect(check).toMatchObject({ state: 'SUCCEEDED', outputs: { status: 'SUCCEEDED' } });
     expect(await noContainersLeft(topology.fx.docker, OWNER)).toEqual([]);
   }, 300_000);
 });

@@ -13,6 +13,11 @@ Commands:
                        (the process executor keeps one ready; it reads none of the variables below)
   runner-install DIR   copy the self-contained runner (sluice and lib/) into DIR
                        (the kubernetes init container)
+  connector-pipe --dir D --role source|destination -- COMMAND...
+                       run a docker sync's connector with its stdio on the sync's pipes in D
+                       (what the docker executor starts in a connector's container)
+  connector test CMD   check that a connector speaks the connector protocol
+                       (sluice connector test --help)
   help                 show this text
 
 Environment of exec:
@@ -74,6 +79,15 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
           return usageError(io, `sluice runner-install: ${problem}; see sluice runner-install --help`);
       }
       return install(args[0]!, io);
+    case 'connector-pipe':
+      // Only its own options: what follows `--` is the connector's command line.
+      if ((args.includes('--') ? args.slice(0, args.indexOf('--')) : args).some(isHelp)) {
+        io.stdout(usage());
+        return 0;
+      }
+      return loadRunner().runner.runConnectorPipe(args, { env: io.env, stderr: io.stderr });
+    case 'connector':
+      return loadRunner().runner.runConnectorCommand(args, io);
     case 'help':
     case '--help':
     case '-h':

@@ -62,7 +62,7 @@ export class ConnectorOutputParser {
         this.skipping = false;
         this.lineNumber++;
       } else if (this.pieces.length === 0) {
-        this.complete(buf, pos, nl, out);
+        this.complete(buf, pos, nl, nl + 1, out);
       } else {
         const bytes = this.pendingBytes + (nl - pos);
         if (bytes > this.maxLineBytes) {
@@ -71,11 +71,12 @@ export class ConnectorOutputParser {
           out.push(this.tooLong(this.lineNumber + 1));
           this.lineNumber++;
         } else {
-          this.pieces.push(buf.subarray(pos, nl));
-          const whole = Buffer.concat(this.pieces, bytes);
+          // With its newline, so the line's raw bytes are the same whatever the chunk boundaries.
+          this.pieces.push(buf.subarray(pos, nl + 1));
+          const whole = Buffer.concat(this.pieces, bytes + 1);
           this.pieces = [];
           this.pendingBytes = 0;
-          this.complete(whole, 0, whole.length, out);
+          this.complete(whole, 0, bytes, bytes + 1, out);
         }
       }
       pos = nl + 1;
@@ -91,7 +92,7 @@ export class ConnectorOutputParser {
       const whole = Buffer.concat(this.pieces, this.pendingBytes);
       this.pieces = [];
       this.pendingBytes = 0;
-      this.complete(whole, 0, whole.length, out);
+      this.complete(whole, 0, whole.length, whole.length, out);
     }
     return out;
   }
@@ -113,8 +114,8 @@ export class ConnectorOutputParser {
     this.pendingBytes = bytes;
   }
 
-  /** One complete line, bytes [start, end) of buf without its newline. */
-  private complete(buf: Buffer, start: number, end: number, out: ParsedLine[]): void {
+  /** One complete line, bytes [start, end) of buf without its newline; [start, rawEnd) with it. */
+  private complete(buf: Buffer, start: number, end: number, rawEnd: number, out: ParsedLine[]): void {
     const line = ++this.lineNumber;
     if (end > start && buf[end - 1] === CR) end--;
     if (end - start > this.maxLineBytes) {
@@ -124,7 +125,9 @@ export class ConnectorOutputParser {
     if (end === start) return;
     const text = buf.toString('utf8', start, end);
     if (buf[start] !== OPEN_BRACE && text.trim() === '') return;
-    out.push(parseLine(text, line, end - start));
+    const parsed = parseLine(text, line, end - start);
+    if (parsed.kind === 'message') parsed.raw = buf.subarray(start, rawEnd);
+    out.push(parsed);
   }
 
   private tooLong(line: number): ParsedLine {

@@ -9,7 +9,20 @@ import { MESSAGE_SCHEMAS, isMessageType, type ConnectorMessage, type MessageType
  */
 export type ParsedLine =
   /** A valid message; `text` is the line as received, to forward without serializing again. */
-  | { kind: 'message'; line: number; message: ConnectorMessage; text: string; bytes: number }
+  | {
+      kind: 'message';
+      line: number;
+      message: ConnectorMessage;
+      text: string;
+      bytes: number;
+      /**
+       * Set by ConnectorOutputParser: the line's bytes as received, its line
+       * end included when it had one — a view of the chunk pushed, so a
+       * forwarder can write the bytes on without encoding `text` again.
+       * Valid as long as that chunk's memory is (forward it before reusing it).
+       */
+      raw?: Buffer;
+    }
   /**
    * A JSON object whose `type` this version does not know. The protocol's
    * platform ignores such messages; so does Sluice (it is not a failure).

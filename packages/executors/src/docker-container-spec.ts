@@ -13,6 +13,10 @@ export interface ContainerSpecInput {
   network: string;
   /** PIPELINE_RUNTIME_DEFAULT_CPU / _MEMORY */
   runtimeDefaults: Resources;
+  /** The image to run instead of `executor.image`: a connector task's `connector.image`. */
+  image?: string;
+  /** Variables added to the three of the runner (the connector's command, the sync's pipe dir). */
+  extraEnv?: string[];
 }
 
 /**
@@ -24,7 +28,7 @@ export interface ContainerSpecInput {
  */
 export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreateOptions {
   const { run } = input;
-  const image = run.executor.image;
+  const image = input.image ?? run.executor.image;
   if (!image) {
     throw new TaskRunStartError('error', `task run ${run.taskRunId}: a docker task needs executor.image`);
   }
@@ -40,6 +44,7 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
       `SLUICE_RUN_TOKEN=${run.runToken}`,
       `SLUICE_TASK_RUN_ID=${run.taskRunId}`,
       'NODE_OPTIONS=',
+      ...(input.extraEnv ?? []),
     ],
     Labels: containerLabels(input.ownerId, run),
     AttachStdin: false,

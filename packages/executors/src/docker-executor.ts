@@ -4,9 +4,11 @@ import { errorMessage, isStaleFenceError } from './errors';
 import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRunHandle } from './executor';
 import { containerSpec } from './docker-container-spec';
 import { ensureImage } from './docker-image';
-import { containerName, taskRunFromLabels } from './docker-labels';
+import { containerName, DOCKER_LABELS, taskRunFromLabels } from './docker-labels';
 import { RunnerInjection } from './docker-runner-injection';
 import { isDockerStatus, removeContainer, stopContainer, waitForExit } from './docker-containers';
+import { CONNECTOR_ENTRYPOINT_ENV, connectorImageConfig, connectorImageOf } from './docker-connector-image';
+import { createSyncAttempt, removeSyncAttempt, startSyncAttempt, SYNC_ROLE_RUNNER } from './docker-sync';
 
 export interface DockerExecutorOptions {
   /** A client for the engine (DOCKER_HOST). */
@@ -35,7 +37,10 @@ export interface AdoptedTaskRun {
 
 interface DockerTaskRun {
   taskRunId: string;
+  attempt: number;
   fence: number;
+  /** A sync: the connector containers and the volume go with the runner's container. */
+  sync: boolean;
   name: string;
   ctx: ExecutorContext;
   container: Docker.Container | null;
@@ -68,6 +73,7 @@ export class DockerExecutor implements Executor {
   private readonly maxDurationMs: number;
   private readonly runtimeDefaults: Resources;
   private readonly graceSeconds: number;
+  private readonly runnerImage: string;
   private readonly injection: RunnerInjection;
   private readonly local = new Map<string, DockerTaskRun>();
   private closed = false;
@@ -82,6 +88,7 @@ export class DockerExecutor implements Executor {
     this.maxDurationMs = options.maxDurationMs ?? 0;
     this.runtimeDefaults = options.runtimeDefaults ?? {};
     this.graceSeconds = options.stopGraceSeconds ?? 10;
+    this.runnerImage = options.runnerImage;
     this.injection = new RunnerInjection(options.docker, options.runnerImage, options.ownerId);
   }
 
@@ -89,29 +96,73 @@ export class DockerExecutor implements Executor {
     if (this.closed) throw new Error(`docker executor is shut down; task run ${run.taskRunId} not started`);
     if (this.local.has(run.taskRunId)) throw new Error(`task run ${run.taskRunId} already has a container`);
     // Tracked (and heartbeated) from here, so a slow pull does not look like lost work.
-    const entry = this.track(run.taskRunId, run.fence, containerName(run), ctx);
+    const entry = this.track(run, containerName(run), ctx, run.task.type === 'sync');
     try {
-      const spec = containerSpec({
-        run,
-        ownerId: this.ownerId,
-        runnerApiUrl: ctx.runnerApiUrl,
-        network: this.network,
-        runtimeDefaults: this.runtimeDefaults,
-      });
-      await ensureImage(this.docker, spec.Image ?? '', run.executor.pull);
-      const container = await this.create(spec);
-      entry.container = container;
-      if (run.executor.inject_runner !== false) await this.injection.injectInto(container);
-      await container.start();
+      const container = entry.sync
+        ? await this.startSync(run, ctx, entry)
+        : await this.startTask(run, ctx, entry);
       entry.outcome = this.watch(entry, container);
       this.limitDuration(entry, this.maxDurationMs);
       ctx.log.debug('container started', { taskRunId: run.taskRunId, container: container.id });
       return { taskRunId: run.taskRunId, fence: run.fence, externalRef: container.id };
     } catch (err) {
       this.untrack(entry);
-      if (entry.container) await removeContainer(entry.container);
+      await this.removeAttempt(entry);
       throw err;
     }
+  }
+
+  /**
+   * One container. A connector task runs in its `connector.image` (the runner
+   * runs the connector's command there), told the image's command when the
+   * image has no AIRBYTE_ENTRYPOINT of its own (docs/connectors.md#where-it-runs).
+   */
+  private async startTask(
+    run: ClaimedTaskRun,
+    ctx: ExecutorContext,
+    entry: DockerTaskRun,
+  ): Promise<Docker.Container> {
+    const connectorImage = connectorImageOf(run);
+    const extraEnv: string[] = [];
+    if (connectorImage) {
+      await ensureImage(this.docker, connectorImage, run.executor.pull);
+      const { command } = await connectorImageConfig(this.docker, connectorImage);
+      if (command) extraEnv.push(`${CONNECTOR_ENTRYPOINT_ENV}=${JSON.stringify(command)}`);
+    }
+    const spec = containerSpec({
+      run,
+      ownerId: this.ownerId,
+      runnerApiUrl: ctx.runnerApiUrl,
+      network: this.network,
+      runtimeDefaults: this.runtimeDefaults,
+      image: connectorImage,
+      extraEnv,
+    });
+    if (!connectorImage) await ensureImage(this.docker, spec.Image ?? '', run.executor.pull);
+    const container = await this.create(spec);
+    entry.container = container;
+    if (run.executor.inject_runner !== false) await this.injection.injectInto(container);
+    await container.start();
+    return container;
+  }
+
+  /** Three containers and a volume (docker-sync.ts); the runner's container is the task run's. */
+  private async startSync(
+    run: ClaimedTaskRun,
+    ctx: ExecutorContext,
+    entry: DockerTaskRun,
+  ): Promise<Docker.Container> {
+    const attempt = await createSyncAttempt(this.docker, this.injection, {
+      run,
+      ownerId: this.ownerId,
+      runnerApiUrl: ctx.runnerApiUrl,
+      network: this.network,
+      runtimeDefaults: this.runtimeDefaults,
+      runnerImage: this.runnerImage,
+    });
+    entry.container = attempt.runner;
+    await startSyncAttempt(attempt);
+    return attempt.runner;
   }
 
   async wait(handle: TaskRunHandle): Promise<ExecutorOutcome> {
@@ -123,8 +174,8 @@ export class DockerExecutor implements Executor {
     }
     const outcome = await entry.outcome;
     this.untrack(entry);
-    // After shutdown the container is left running for the next executor with this owner ID.
-    if (!this.closed && entry.container) await removeContainer(entry.container);
+    // After shutdown the containers are left running for the next executor with this owner ID.
+    if (!this.closed) await this.removeAttempt(entry);
     return outcome;
   }
 
@@ -139,11 +190,17 @@ export class DockerExecutor implements Executor {
     if (!handle.externalRef) return;
     const container = this.docker.getContainer(handle.externalRef);
     // void: cancel returns at once. A stop or removal that fails (not 404/409: the engine is down)
-    // must not end the process as an unhandled rejection; the container keeps its owner label,
-    // so this owner's cleanup finds it again.
-    void stopContainer(container, this.graceSeconds)
-      .then(() => removeContainer(container))
-      .catch(() => undefined);
+    // must not end the process as an unhandled rejection; the containers keep their owner label,
+    // so this owner's cleanup finds them again.
+    void (async () => {
+      const labels = (await container.inspect().catch(() => null))?.Config.Labels;
+      await stopContainer(container, this.graceSeconds);
+      await removeContainer(container);
+      const labelled = taskRunFromLabels(labels);
+      if (labelled && labels?.[DOCKER_LABELS.role] === SYNC_ROLE_RUNNER) {
+        await removeSyncAttempt(this.docker, this.ownerId, labelled);
+      }
+    })().catch(() => undefined);
   }
 
   async status(handle: TaskRunHandle): Promise<ExecutorStatus> {
@@ -176,8 +233,11 @@ export class DockerExecutor implements Executor {
     if (this.closed) return null;
     const labelled = taskRunFromLabels(container.Labels);
     if (!labelled || this.local.has(labelled.taskRunId)) return null;
+    // A sync is watched through its runner's container; its connectors' go with it (removeAttempt).
+    const role = container.Labels[DOCKER_LABELS.role];
+    if (role !== undefined && role !== SYNC_ROLE_RUNNER) return null;
     const name = container.Names[0]?.replace(/^\//, '') ?? container.Id;
-    const entry = this.track(labelled.taskRunId, labelled.fence, name, ctx);
+    const entry = this.track(labelled, name, ctx, role === SYNC_ROLE_RUNNER);
     const handle = this.docker.getContainer(container.Id);
     entry.container = handle;
     entry.outcome = this.watch(entry, handle);
@@ -218,10 +278,18 @@ export class DockerExecutor implements Executor {
     return this.injection.copiesInProgress();
   }
 
-  private track(taskRunId: string, fence: number, name: string, ctx: ExecutorContext): DockerTaskRun {
+  private track(
+    run: { taskRunId: string; attempt: number; fence: number },
+    name: string,
+    ctx: ExecutorContext,
+    sync: boolean,
+  ): DockerTaskRun {
+    const { taskRunId } = run;
     const entry: DockerTaskRun = {
       taskRunId,
-      fence,
+      attempt: run.attempt,
+      fence: run.fence,
+      sync,
       name,
       ctx,
       container: null,
@@ -242,6 +310,12 @@ export class DockerExecutor implements Executor {
     clearInterval(entry.heartbeat);
     if (entry.maxDuration) clearTimeout(entry.maxDuration);
     if (this.local.get(entry.taskRunId) === entry) this.local.delete(entry.taskRunId);
+  }
+
+  /** The attempt's container, and for a sync its connectors' containers and its volume after it. */
+  private async removeAttempt(entry: DockerTaskRun): Promise<void> {
+    if (entry.container) await removeContainer(entry.container);
+    if (entry.sync) await removeSyncAttempt(this.docker, this.ownerId, entry);
   }
 
   /** Creates the container; a leftover of the same attempt (an executor that died mid-start) is replaced. */

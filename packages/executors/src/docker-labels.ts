@@ -15,6 +15,8 @@ export const DOCKER_LABELS = {
   task: 'sluice.io/task',
   pool: 'sluice.io/pool',
   timeoutMs: 'sluice.io/timeout-ms',
+  /** A sync's containers: `runner`, `source` or `destination` (docs/connectors.md#sync-on-docker). */
+  role: 'sluice.io/role',
   /** Set on containers that run no task: `runner-copy`, the source of the injected runner. */
   purpose: 'sluice.io/purpose',
 } as const;

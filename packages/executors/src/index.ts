@@ -17,3 +17,5 @@ export * from './docker-executor';
 export * from './docker-engine';
 export * from './runner-user';
 export * from './kubernetes';
+export * from './docker-connector-image';
+export * from './docker-sync';

@@ -3,6 +3,7 @@ import {
   DOCKER_LABELS,
   errorMessage,
   removeContainer,
+  removeVolume,
   taskRunFromLabels,
   type Logger,
 } from '@sluice/executors';
@@ -29,6 +30,8 @@ export interface CleanupResult {
   adopted: string[];
   /** Container IDs left alone this time: already watched here, or the server could not be asked. */
   kept: string[];
+  /** Names of the volumes removed (a sync attempt's, docs/connectors.md#sync-on-docker) whose task run is not running. */
+  removedVolumes: string[];
 }
 
 /**
@@ -40,7 +43,7 @@ export interface CleanupResult {
  */
 export async function runCleanup(options: CleanupOptions): Promise<CleanupResult> {
   const { docker, ownerId, protocol, log } = options;
-  const result: CleanupResult = { removed: [], adopted: [], kept: [] };
+  const result: CleanupResult = { removed: [], adopted: [], kept: [], removedVolumes: [] };
   const containers = await docker.listContainers({
     all: true,
     filters: { label: [`${DOCKER_LABELS.owner}=${ownerId}`] },
@@ -93,5 +96,38 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
       result.kept.push(container.Id);
     }
   }
+  await removeVolumes(options, watched, result);
   return result;
+}
+
+/**
+ * The same rule for a sync attempt's volume, after the containers (a volume
+ * in use cannot go): kept while its task run is watched here or still runs,
+ * or while the server cannot be asked; removed otherwise.
+ */
+async function removeVolumes(
+  options: CleanupOptions,
+  watched: Set<string>,
+  result: CleanupResult,
+): Promise<void> {
+  const { docker, ownerId, protocol, log } = options;
+  const { Volumes } = await docker.listVolumes({ filters: { label: [`${DOCKER_LABELS.owner}=${ownerId}`] } });
+  for (const volume of Volumes ?? []) {
+    if (volume.Labels?.[DOCKER_LABELS.owner] !== ownerId) continue;
+    const labelled = taskRunFromLabels(volume.Labels ?? undefined);
+    if (labelled && watched.has(labelled.taskRunId)) continue;
+    try {
+      if (labelled && (await protocol.isStillRunning(labelled.taskRunId))) continue;
+      if (await removeVolume(docker, volume.Name)) {
+        result.removedVolumes.push(volume.Name);
+        log?.info('removed a volume whose task run is not running', {
+          taskRunId: labelled?.taskRunId,
+          volume: volume.Name,
+        });
+      }
+    } catch (err) {
+      // Kept for the next pass: the server or the engine did not answer.
+      log?.warn('cleanup left a volume for now', { volume: volume.Name, error: errorMessage(err) });
+    }
+  }
 }

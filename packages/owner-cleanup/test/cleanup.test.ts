@@ -112,4 +112,45 @@ describe('runCleanup', () => {
     expect(result.kept).toContain(inUse);
     expect(await Promise.all([leftover, inUse].map(exists))).toEqual([false, true]);
   }, 30_000);
+
+  it("removes a sync attempt's volume once its task run is not running, and keeps those still in use, running or watched", async () => {
+    const volume = async (owner: string, taskRunId: string) => {
+      const name = `sluice-${taskRunId}-${randomBytes(3).toString('hex')}`;
+      await docker.createVolume({
+        Name: name,
+        Labels: {
+          'sluice.io/owner': owner,
+          'sluice.io/task-run': taskRunId,
+          'sluice.io/attempt': '1',
+          'sluice.io/fence': '1',
+        },
+      });
+      return name;
+    };
+    const ended = await volume(OWNER, 'tr-vol-ended');
+    const running = await volume(OWNER, 'tr-vol-running');
+    const watched = await volume(OWNER, 'tr-vol-watched');
+    const foreign = await volume(OTHER, 'tr-vol-ended');
+    const result = await runCleanup({
+      docker,
+      ownerId: OWNER,
+      protocol: { isStillRunning: async (id) => id === 'tr-vol-running' },
+      adopt: () => undefined,
+      tracked: () => ['tr-vol-watched'],
+    });
+    expect(result.removedVolumes).toEqual([ended]);
+    const present = async (name: string) =>
+      docker
+        .getVolume(name)
+        .inspect()
+        .then(() => true)
+        .catch(() => false);
+    expect(await Promise.all([ended, running, watched, foreign].map(present))).toEqual([
+      false,
+      true,
+      true,
+      true,
+    ]);
+    for (const name of [running, watched, foreign]) await docker.getVolume(name).remove();
+  }, 30_000);
 });

@@ -7,3 +7,4 @@ export * from './runner-client';
 export * from './executor-client';
 export * from './env-allowlist';
 export * from './runner-assignment';
+export * from './sync-pipes';

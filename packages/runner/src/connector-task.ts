@@ -27,15 +27,14 @@ export interface ConnectorCommand {
  * `<command...> <operation> [--config <file>]`: the connector protocol's
  * command line (docs/connectors.md). The command is the task's (process
  * executor); for an image, the runner runs inside that image's container and
- * takes the image's `AIRBYTE_ENTRYPOINT`, which connector images set to their
- * entrypoint. Null when there is neither.
+ * takes the image's command (imageEntrypoint). Null when there is neither.
  */
 export function connectorCommand(
   task: ConnectorTaskPart,
   runRoot: string,
   runnerEnv: Record<string, string | undefined>,
 ): ConnectorCommand | null {
-  const entrypoint = runnerEnv.AIRBYTE_ENTRYPOINT?.trim().split(/\s+/).filter(Boolean);
+  const entrypoint = imageEntrypoint(runnerEnv);
   const command = task.command ?? (task.image && entrypoint?.length ? entrypoint : undefined);
   if (!command) return null;
   const [file, ...args] = command;
@@ -45,6 +44,25 @@ export function connectorCommand(
     argv: [file!, ...args, task.operation, '--config', path],
     configFile: { path, body: JSON.stringify(task.config) },
   };
+}
+
+/**
+ * The image's command: its AIRBYTE_ENTRYPOINT, else what the docker executor
+ * read from the image's config (SLUICE_CONNECTOR_ENTRYPOINT, a JSON array of
+ * its ENTRYPOINT or CMD).
+ */
+function imageEntrypoint(env: Record<string, string | undefined>): string[] | undefined {
+  const airbyte = env.AIRBYTE_ENTRYPOINT?.trim().split(/\s+/).filter(Boolean);
+  if (airbyte?.length) return airbyte;
+  const fromConfig = env.SLUICE_CONNECTOR_ENTRYPOINT;
+  if (!fromConfig) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(fromConfig);
+    if (Array.isArray(parsed) && parsed.every((a) => typeof a === 'string')) return parsed as string[];
+  } catch {
+    // Not ours to fix: treated as no command, which refuses the task with a clear error.
+  }
+  return undefined;
 }
 
 /**

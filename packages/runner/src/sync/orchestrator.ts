@@ -213,7 +213,7 @@ export class SyncOrchestrator {
     });
     for await (const batch of batches) {
       if (this.failure) break;
-      const out: string[] = [];
+      const out = new ByteRuns();
       for (const line of batch) {
         if (line.kind === 'message') {
           const m = line.message;
@@ -230,7 +230,7 @@ export class SyncOrchestrator {
               lastNamespace = namespace;
             }
             tracker.recordEmitted(stream, namespace, line.bytes);
-            out.push(line.text);
+            out.add(line.raw, line.text);
             continue;
           }
           if (m.type === 'STATE') {
@@ -242,7 +242,7 @@ export class SyncOrchestrator {
               break;
             }
             this.statesSent++;
-            out.push(line.text);
+            out.add(line.raw, line.text);
             continue;
           }
         }
@@ -253,9 +253,13 @@ export class SyncOrchestrator {
         }
       }
       if (this.failure) break;
-      if (out.length === 0) continue;
+      const bytes = out.take();
+      if (!bytes) continue;
       if (stdin.destroyed || stdin.writableEnded) break;
-      if (!stdin.write(out.join('\n') + '\n')) await drained(stdin);
+      // Up to MAX_PENDING_BYTES may wait in the runner, so the destination never starves while the
+      // runner reads and parses the next batch; past it, the source is not read until they are gone.
+      stdin.write(bytes);
+      if (stdin.writableLength > MAX_PENDING_BYTES) await drained(stdin);
     }
   }
 
@@ -324,6 +328,58 @@ export class SyncOrchestrator {
       committed: this.queue.committed,
       commits: this.queue.commitCount,
     };
+  }
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** Bytes written to the destination and not yet taken by it, before the source is paused. */
+export const MAX_PENDING_BYTES = 1024 * 1024;
+
+/**
+ * The lines of one batch to forward, as bytes: consecutive lines that sit
+ * next to each other in the source's chunk (the usual case: a chunk of
+ * records) become one view of it, so a batch is mostly one write of the
+ * bytes as received, without encoding any text again.
+ */
+class ByteRuns {
+  private readonly parts: Buffer[] = [];
+  private runBuffer: ArrayBufferLike | null = null;
+  private runStart = 0;
+  private runEnd = 0;
+
+  add(raw: Buffer | undefined, text: string): void {
+    if (!raw) {
+      this.flush();
+      this.parts.push(Buffer.from(text + '\n'));
+      return;
+    }
+    if (raw.buffer === this.runBuffer && raw.byteOffset === this.runEnd) {
+      this.runEnd += raw.length;
+    } else {
+      this.flush();
+      this.runBuffer = raw.buffer;
+      this.runStart = raw.byteOffset;
+      this.runEnd = raw.byteOffset + raw.length;
+    }
+    // A line without its line end (the last one, or one put together from pieces) gets one.
+    if (raw[raw.length - 1] !== 0x0a) {
+      this.flush();
+      this.parts.push(NEWLINE);
+    }
+  }
+
+  /** Everything added, as one buffer; null when nothing was. */
+  take(): Buffer | null {
+    this.flush();
+    if (this.parts.length === 0) return null;
+    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+  }
+
+  private flush(): void {
+    if (this.runBuffer === null) return;
+    this.parts.push(Buffer.from(this.runBuffer, this.runStart, this.runEnd - this.runStart));
+    this.runBuffer = null;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { LogStream, RunnerClient, RunnerTaskSpec, SyncTaskPart } from '@sluice/protocol';
 import type { RunDirs } from '../run-dirs';
 import { ProcessEndpointStarter } from './process-endpoint';
+import { fifoSyncEndpoints } from './fifo-sync-run';
 import { SyncOrchestrator, type SyncProgress } from './orchestrator';
 import type { SyncRole } from './endpoint';
 
@@ -31,8 +32,12 @@ export interface SyncTaskDeps {
  * AIRBYTE_ENTRYPOINT here): that is `invalid_task`.
  */
 export function createSyncRun(deps: SyncTaskDeps): SyncOrchestrator | { invalid: string } {
-  const commands: Partial<Record<SyncRole, [string, ...string[]]>> = {};
-  for (const role of ['source', 'destination'] as const) {
+  const fifo = fifoSyncEndpoints(deps.task, deps.runnerEnv, {
+    logLineMaxBytes: deps.spec.limits.logLineMaxBytes,
+    maskCut: deps.maskCut,
+  });
+  const commands: Partial<Record<SyncRole, [string, ...string[]]>> = fifo?.commands ?? {};
+  for (const role of fifo ? [] : (['source', 'destination'] as const)) {
     const endpoint = deps.task[role];
     const entrypoint = deps.runnerEnv.AIRBYTE_ENTRYPOINT?.trim().split(/\s+/).filter(Boolean);
     const command = endpoint.command ?? (endpoint.image && entrypoint?.length ? entrypoint : undefined);
@@ -44,13 +49,15 @@ export function createSyncRun(deps: SyncTaskDeps): SyncOrchestrator | { invalid:
     }
     commands[role] = [file, ...args];
   }
-  const starter = new ProcessEndpointStarter({
-    filesDir: deps.dirs.root,
-    cwd: deps.dirs.work,
-    env: deps.env,
-    logLineMaxBytes: deps.spec.limits.logLineMaxBytes,
-    maskCut: deps.maskCut,
-  });
+  const starter =
+    fifo?.starter ??
+    new ProcessEndpointStarter({
+      filesDir: deps.dirs.root,
+      cwd: deps.dirs.work,
+      env: deps.env,
+      logLineMaxBytes: deps.spec.limits.logLineMaxBytes,
+      maskCut: deps.maskCut,
+    });
   return new SyncOrchestrator({
     task: deps.task,
     commands: commands as Record<SyncRole, [string, ...string[]]>,
