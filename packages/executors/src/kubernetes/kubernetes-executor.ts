@@ -5,7 +5,14 @@ import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRu
 import { TaskRunStartError } from '../start-error';
 import { KUBE_LABELS, jobManifest, secretManifest, taskRunOfJob } from './job-manifest';
 import { isKubeStatus, kubeErrorMessage, type KubeClient } from './kube-client';
-import { jobConditionEnd, podEnd, type JobEnd, type PullErrorsSince } from './pod-failure';
+import {
+  jobConditionEnd,
+  noPodEnd,
+  pendingEnd,
+  podEnd,
+  type JobEnd,
+  type PullErrorsSince,
+} from './pod-failure';
 import { PodWatch, type PodWatchOptions } from './pod-watch';
 
 export interface KubernetesExecutorOptions {
@@ -27,6 +34,11 @@ export interface KubernetesExecutorOptions {
     boolean | Pick<PodWatchOptions, 'backoffMs' | 'maxBackoffMs' | 'timeoutSeconds' | 'resourceVersion'>;
   /** How long a pull error may last before the task run fails `image_pull`; default 30 s. */
   imagePullGraceMs?: number;
+  /**
+   * K8S_EXECUTOR_POD_PENDING_TIMEOUT: a pod unscheduled this long, or a Job without a pod this
+   * long, fails the task run; default 10 min.
+   */
+  podPendingTimeoutMs?: number;
   /** The executor's own heartbeat, which covers a Pending pod before its runner is up; default 5 s. */
   heartbeatIntervalMs?: number;
   /** K8S_EXECUTOR_SERVER_ADDR: the pods' SLUICE_API_URL; default the context's runner API URL. */
@@ -66,6 +78,7 @@ export class KubernetesExecutor implements Executor {
   private readonly pollIntervalMs: number;
   private readonly imagePullGraceMs: number;
   private readonly heartbeatIntervalMs: number;
+  private readonly podPendingTimeoutMs: number;
   private readonly serverAddr: string | undefined;
   private readonly local = new Map<string, KubeTaskRun>();
   private readonly podWatchOptions: PodWatchOptions | null;
@@ -84,6 +97,7 @@ export class KubernetesExecutor implements Executor {
     this.imagePullGraceMs = options.imagePullGraceMs ?? 30_000;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 5_000;
     this.serverAddr = options.serverAddr;
+    this.podPendingTimeoutMs = options.podPendingTimeoutMs ?? 10 * 60_000;
     this.podWatchOptions =
       options.podWatch === false
         ? null
@@ -375,8 +389,10 @@ export class KubernetesExecutor implements Executor {
     for (const pod of pods) if (pod.metadata?.uid) seenPods.add(pod.metadata.uid);
     const fromJob = jobConditionEnd(job);
     if (fromJob) return fromJob;
-    if (pods.length === 0) return this.failedCreate(entry.job);
-    return null;
+    if (pods.length === 0) {
+      return (await this.failedCreate(entry.job)) ?? noPodEnd(job, now, this.podPendingTimeoutMs);
+    }
+    return pendingEnd(entry.job, pods, now, this.podPendingTimeoutMs);
   }
 
   /** A Job without pods: the Job controller's FailedCreate event says why (a missing service account, a quota). */
