@@ -5,14 +5,8 @@ import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRu
 import { TaskRunStartError } from '../start-error';
 import { KUBE_LABELS, jobManifest, secretManifest, taskRunOfJob } from './job-manifest';
 import { isKubeStatus, kubeErrorMessage, type KubeClient } from './kube-client';
-import {
-  jobConditionEnd,
-  noPodEnd,
-  pendingEnd,
-  podEnd,
-  type JobEnd,
-  type PullErrorsSince,
-} from './pod-failure';
+import { lookAtJob, type JobLookState } from './job-look';
+import { jobConditionEnd, type JobEnd } from './pod-failure';
 import { PodWatch, type PodWatchOptions } from './pod-watch';
 
 export interface KubernetesExecutorOptions {
@@ -320,14 +314,16 @@ export class KubernetesExecutor implements Executor {
    * poll interval and at once when the pod watch hints at a change (a lost watch costs only time).
    */
   private async watch(entry: KubeTaskRun): Promise<ExecutorOutcome> {
-    const pullSince: PullErrorsSince = new Map();
-    const seenPods = new Set<string>();
+    const seen: JobLookState = { pullSince: new Map(), pods: new Set() };
     for (;;) {
       if (entry.abort.signal.aborted) return { exitCode: null, signal: null, completed: true };
       let end: JobEnd | null = null;
       entry.hinted = false;
       try {
-        end = await this.look(entry, pullSince, seenPods);
+        end = await lookAtJob(this.client, entry.job, seen, {
+          imagePullGraceMs: this.imagePullGraceMs,
+          podPendingTimeoutMs: this.podPendingTimeoutMs,
+        });
       } catch (err) {
         // The API server is away: the runner still reports; look again.
         entry.ctx.log.warn('reading a Job failed', { job: entry.job, error: kubeErrorMessage(err) });
@@ -353,58 +349,6 @@ export class KubernetesExecutor implements Executor {
       signal: null,
       reason: end.reason ?? 'error',
       error: end.error ?? `Job ${entry.job} ended without its runner reporting a result`,
-    };
-  }
-
-  private async look(
-    entry: KubeTaskRun,
-    pullSince: PullErrorsSince,
-    seenPods: Set<string>,
-  ): Promise<JobEnd | null> {
-    const job = await this.client.readJob(entry.job);
-    if (!job || job.metadata?.deletionTimestamp) {
-      return {
-        kind: 'failed',
-        reason: 'lost',
-        exitCode: null,
-        error: `Job ${entry.job} was deleted before its runner reported a result`,
-      };
-    }
-    const pods = await this.client.jobPods(entry.job);
-    const now = Date.now();
-    for (const pod of pods) {
-      const end = podEnd(pod, now, pullSince, this.imagePullGraceMs);
-      if (end) return end;
-    }
-    const present = new Set(pods.map((pod) => pod.metadata?.uid ?? ''));
-    const gone = [...seenPods].find((uid) => !present.has(uid));
-    if (gone) {
-      return {
-        kind: 'failed',
-        reason: 'lost',
-        exitCode: null,
-        error: `pod ${gone} of Job ${entry.job} was deleted before its runner reported a result`,
-      };
-    }
-    for (const pod of pods) if (pod.metadata?.uid) seenPods.add(pod.metadata.uid);
-    const fromJob = jobConditionEnd(job);
-    if (fromJob) return fromJob;
-    if (pods.length === 0) {
-      return (await this.failedCreate(entry.job)) ?? noPodEnd(job, now, this.podPendingTimeoutMs);
-    }
-    return pendingEnd(entry.job, pods, now, this.podPendingTimeoutMs);
-  }
-
-  /** A Job without pods: the Job controller's FailedCreate event says why (a missing service account, a quota). */
-  private async failedCreate(job: string): Promise<JobEnd | null> {
-    const events = await this.client.eventsOf('Job', job);
-    const failed = events.filter((event) => event.reason === 'FailedCreate').at(-1);
-    if (!failed) return null;
-    return {
-      kind: 'failed',
-      reason: 'error',
-      exitCode: null,
-      error: `Job ${job} cannot create its pod: ${failed.message ?? 'FailedCreate'}`,
     };
   }
 
