@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimedTaskRun } from '@sluice/protocol';
-import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
 import { KubernetesExecutor, noPodEnd, type ExecutorContext } from '../src';
 import {
   containerStatus,
   createNamespace,
   describeKube,
+  jobDeleted,
+  kubeContext,
+  kubeTaskRun,
   podOf,
   writePodStatus,
   type KubeNamespace,
@@ -32,11 +33,7 @@ describeKube('KubernetesExecutor: a pod that stays pending', () => {
   afterAll(async () => ns?.delete());
 
   beforeEach(() => {
-    ctx = {
-      protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
-      runnerApiUrl: 'http://sluice:8081',
-      log: recordingLogger(),
-    };
+    ctx = kubeContext();
     executor = new KubernetesExecutor({
       client: ns.client,
       ownerId: OWNER,
@@ -48,12 +45,7 @@ describeKube('KubernetesExecutor: a pod that stays pending', () => {
   });
   afterEach(() => executor.shutdown());
 
-  function kubeRun(): ClaimedTaskRun {
-    return claimedRun({
-      taskRunId: `trp${randomBytes(6).toString('hex')}`,
-      executor: { type: 'kubernetes', pool: 'default', image: IMAGE, inject_runner: false },
-    });
-  }
+  const kubeRun = () => kubeTaskRun('trp', { image: IMAGE, inject_runner: false });
 
   it('fails an unschedulable pod past the timeout, naming the scheduler’s message and the variable, and deletes the Job', async () => {
     const handle = await executor.start(kubeRun(), ctx);
@@ -79,7 +71,7 @@ describeKube('KubernetesExecutor: a pod that stays pending', () => {
     expect(outcome.error).toContain(`pod ${pod.metadata?.name} of Job ${job} was not scheduled within 3s`);
     expect(outcome.error).toContain('K8S_EXECUTOR_POD_PENDING_TIMEOUT');
     expect(outcome.error).toContain(`Unschedulable: ${UNSCHEDULABLE}`);
-    await eventually('the Job deleted', async () => (await ns.client.readJob(job)) === null, 30_000, 100);
+    await jobDeleted(ns, job);
   }, 60_000);
 
   it('leaves a pod alone once it is bound to a node, however long it takes to start', async () => {

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimedTaskRun } from '@sluice/protocol';
-import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
+import { eventually } from '@sluice/testing';
 import { KubeClient, KubernetesExecutor, type ExecutorContext } from '../src';
 import {
   containerStatus,
   createNamespace,
   describeKube,
+  kubeContext,
+  kubeTaskRun,
   podOf,
   writePodStatus,
   type KubeNamespace,
@@ -39,11 +40,7 @@ describeKube('KubernetesExecutor: the pod watch', () => {
 
   beforeEach(async () => {
     proxy = await startKubeProxy();
-    ctx = {
-      protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
-      runnerApiUrl: 'http://sluice:8081',
-      log: recordingLogger(),
-    };
+    ctx = kubeContext();
   });
   afterEach(async () => {
     await Promise.all(executors.splice(0).map((e) => e.shutdown()));
@@ -63,12 +60,7 @@ describeKube('KubernetesExecutor: the pod watch', () => {
     return executor;
   }
 
-  function kubeRun(): ClaimedTaskRun {
-    return claimedRun({
-      taskRunId: `trw${randomBytes(6).toString('hex')}`,
-      executor: { type: 'kubernetes', pool: 'default', image: IMAGE, inject_runner: false },
-    });
-  }
+  const kubeRun = () => kubeTaskRun('trw', { image: IMAGE, inject_runner: false });
 
   const watchRequests = () => proxy.requests.filter((r) => r.includes('watch=true'));
 
