@@ -1,17 +1,18 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
+import type { V1Job } from '@kubernetes/client-node';
+import { createReadyNamespace, ended, explained, SLUICE, userApi, useTopology } from '@sluice/testing';
 import {
-  createReadyNamespace,
-  ended,
-  eventually,
-  explained,
-  SLUICE,
-  startExecutor,
-  userApi,
-  useTopology,
-  type ServerProcess,
-} from '@sluice/testing';
+  containerEnv,
+  describeKube,
+  jobGone as jobGoneIn,
+  kube,
+  kubeApis,
+  newJob as newJobOf,
+  runHere,
+  secretGone,
+  startK8sExecutor,
+  writeJobPodStatus,
+} from './kube-flow-fixtures';
 
 /**
  * A flow's kubernetes task end to end: a real server, `sluice jobs` and `sluice k8s-executor`
@@ -20,46 +21,23 @@ import {
  * against the server's runner API, then writing the pod Succeeded.
  */
 
-const kube = process.env.KUBECONFIG;
 const OWNER = `k8s-e2e-${randomBytes(3).toString('hex')}`;
 const NAMESPACE = `sluice-e2e-${randomBytes(3).toString('hex')}`;
+const apis = kubeApis(NAMESPACE);
+const { core } = apis;
 
-if (!kube) {
-  describe('kubernetes flows', () => {
-    it.skip('needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG', () => {});
-  });
-}
-
-let core: CoreV1Api;
-
-const k8sExecutor = (server: Pick<ServerProcess, 'internalUrl'>) =>
-  startExecutor(
-    server,
-    OWNER,
-    {
-      SLUICE_EXECUTORS: 'kubernetes',
-      KUBECONFIG: kube ?? '',
-      K8S_EXECUTOR_NAMESPACE: NAMESPACE,
-      K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
-      K8S_EXECUTOR_JOB_WORKER_INTERVAL: '200ms',
-    },
-    'k8s-executor',
-  );
-let batch: BatchV1Api;
+const k8sExecutor = (server: Parameters<typeof startK8sExecutor>[0]) =>
+  startK8sExecutor(server, OWNER, NAMESPACE);
 
 const topology = kube
   ? useTopology({
       jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
       startExecutor: async (server) => {
-        const config = new KubeConfig();
-        config.loadFromDefault();
-        core = config.makeApiClient(CoreV1Api);
-        batch = config.makeApiClient(BatchV1Api);
         await createReadyNamespace(core, NAMESPACE);
         return k8sExecutor(server);
       },
       cleanup: async () => {
-        await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+        await core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
       },
     })
   : null;
@@ -67,82 +45,18 @@ const topology = kube
 /** Runs the pod's command here, with the environment the kubelet would give the task container. */
 async function playKubelet(job: V1Job): Promise<{ code: number | null; output: string }> {
   const container = job.spec?.template.spec?.containers[0];
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-  for (const variable of container?.env ?? []) {
-    const ref = variable.valueFrom?.secretKeyRef;
-    if (ref) {
-      const secret = await core.readNamespacedSecret({ name: ref.name ?? '', namespace: NAMESPACE });
-      env[variable.name] = Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
-    } else {
-      env[variable.name] = variable.value ?? '';
-    }
-  }
+  const env = await containerEnv(apis, container);
   expect(container?.command).toEqual(['sluice', 'exec']);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SLUICE, 'exec'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
-  });
+  return runHere(process.execPath, [SLUICE, 'exec'], env);
 }
 
-/** The first Job of this owner with `attempt` that is not in `seen` (then added to it). */
-async function newJob(seen: Set<string>, attempt: number): Promise<V1Job> {
-  const job = await eventually(
-    `a Job for attempt ${attempt}`,
-    async () =>
-      (
-        await batch.listNamespacedJob({
-          namespace: NAMESPACE,
-          labelSelector: `sluice.io/owner=${OWNER},sluice.io/attempt=${attempt}`,
-        })
-      ).items.find((j) => !seen.has(j.metadata?.name ?? '')),
-    30_000,
-    100,
-  );
-  seen.add(job.metadata?.name ?? '');
-  return job;
-}
-
-/** Writes the status of the Job's pod as the kubelet would. */
-async function writePodStatus(job: V1Job, status: Record<string, unknown>): Promise<void> {
-  const pod = await eventually(
-    'the pod of the Job',
-    async () =>
-      (
-        await core.listNamespacedPod({
-          namespace: NAMESPACE,
-          labelSelector: `job-name=${job.metadata?.name}`,
-        })
-      ).items[0],
-    30_000,
-    100,
-  );
-  const current = await core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: NAMESPACE });
-  await core.replaceNamespacedPodStatus({
-    name: pod.metadata?.name ?? '',
-    namespace: NAMESPACE,
-    body: { ...current, status: { ...current.status, ...status } },
-  });
-}
-
-const jobGone = (job: V1Job) =>
-  eventually(
-    'the Job deleted',
-    () =>
-      batch.readNamespacedJob({ name: job.metadata?.name ?? '', namespace: NAMESPACE }).then(
-        () => false,
-        (err: { code?: number }) => err.code === 404,
-      ),
-    30_000,
-    200,
-  );
+const newJob = (seen: Set<string>, attempt: number) => newJobOf(apis, OWNER, seen, attempt);
+const writePodStatus = (job: V1Job, status: Record<string, unknown>) => writeJobPodStatus(apis, job, status);
+const jobGone = (job: V1Job) => jobGoneIn(apis, job);
 
 const seen = new Set<string>();
 
-(kube ? describe : describe.skip)('kubernetes executor: a flow in a Job', () => {
+describeKube('kubernetes executor: a flow in a Job', () => {
   it('runs the task through the pod’s command and ends SUCCEEDED with its logs and outputs; the Job goes', async () => {
     if (!topology) return;
     const { server, everything } = topology;
@@ -160,26 +74,9 @@ const seen = new Set<string>();
     const id = await api.run('kube', 'hello');
 
     const job = await explained(everything(), () => newJob(seen, 1));
-    const pod = await eventually(
-      'the pod of the Job',
-      async () =>
-        (
-          await core.listNamespacedPod({
-            namespace: NAMESPACE,
-            labelSelector: `job-name=${job.metadata?.name}`,
-          })
-        ).items[0],
-      30_000,
-      100,
-    );
     const runner = await playKubelet(job);
     expect({ code: runner.code, output: runner.output }).toMatchObject({ code: 0 });
-    const current = await core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: NAMESPACE });
-    await core.replaceNamespacedPodStatus({
-      name: pod.metadata?.name ?? '',
-      namespace: NAMESPACE,
-      body: { ...current, status: { ...current.status, phase: 'Succeeded' } },
-    });
+    await writePodStatus(job, { phase: 'Succeeded' });
 
     const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
     expect(execution.state).toBe('SUCCEEDED');
@@ -188,18 +85,7 @@ const seen = new Set<string>();
     expect(run!.outputs).toEqual({ answer: '42' });
     const logs = await api.logs(run!.id);
     expect(logs.filter((l) => l.stream === 'stdout').map((l) => l.line)).toEqual(['hello from the pod']);
-    await explained(everything(), () =>
-      eventually(
-        'the Job deleted',
-        () =>
-          batch.readNamespacedJob({ name: job.metadata?.name ?? '', namespace: NAMESPACE }).then(
-            () => false,
-            (err: { code?: number }) => err.code === 404,
-          ),
-        30_000,
-        200,
-      ),
-    );
+    await explained(everything(), () => jobGone(job));
   }, 120_000);
   it('cancels through the Job: the executor deletes it, its Secret goes, the task run ends CANCELLED', async () => {
     if (!topology) return;
@@ -220,18 +106,7 @@ const seen = new Set<string>();
     const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
     expect(execution.taskRuns[0]).toMatchObject({ state: 'CANCELLED' });
     await jobGone(job);
-    const secret = job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'SLUICE_RUN_TOKEN')
-      ?.valueFrom?.secretKeyRef?.name;
-    await eventually(
-      'the Secret collected with its Job',
-      () =>
-        core.readNamespacedSecret({ name: secret ?? '', namespace: NAMESPACE }).then(
-          () => false,
-          (err: { code?: number }) => err.code === 404,
-        ),
-      60_000,
-      200,
-    );
+    await secretGone(apis, job);
   }, 120_000);
 
   it('fails an evicted attempt lost and retries it in a new Job for attempt 2', async () => {

@@ -1,66 +1,42 @@
 import { randomBytes } from 'node:crypto';
-import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import {
   createReadyNamespace,
   ended,
   eventually,
   explained,
-  startExecutor,
   userApi,
   useTopology,
   type AppProcess,
   type ServerProcess,
 } from '@sluice/testing';
+import { describeKube, kube, kubeApis, startK8sExecutor } from './kube-flow-fixtures';
 
 /**
  * SLUICE_K8S_MAX_JOBS bounds the active Jobs of a pool over all instances (the claim enforces
  * it): two k8s-executors on one pool never have more than two Jobs at once.
  */
 
-const kube = process.env.KUBECONFIG;
 const NAMESPACE = `sluice-max-${randomBytes(3).toString('hex')}`;
 const OWNERS = [`max-a-${randomBytes(2).toString('hex')}`, `max-b-${randomBytes(2).toString('hex')}`];
 
-if (!kube) {
-  describe('SLUICE_K8S_MAX_JOBS', () => {
-    it.skip('needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG', () => {});
-  });
-}
-
-let core: CoreV1Api;
-let batch: BatchV1Api;
+const { core, batch } = kubeApis(NAMESPACE);
 let second: AppProcess | null = null;
 
 const k8sExecutor = (server: Pick<ServerProcess, 'internalUrl'>, owner: string) =>
-  startExecutor(
-    server,
-    owner,
-    {
-      SLUICE_EXECUTORS: 'kubernetes',
-      KUBECONFIG: kube ?? '',
-      K8S_EXECUTOR_NAMESPACE: NAMESPACE,
-      K8S_EXECUTOR_SERVER_ADDR: server.internalUrl,
-      K8S_EXECUTOR_JOB_WORKER_INTERVAL: '100ms',
-    },
-    'k8s-executor',
-  );
+  startK8sExecutor(server, owner, NAMESPACE, { K8S_EXECUTOR_JOB_WORKER_INTERVAL: '100ms' });
 
 const topology = kube
   ? useTopology({
       serverEnv: { SLUICE_K8S_MAX_JOBS: '2' },
       jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
       startExecutor: async (server) => {
-        const config = new KubeConfig();
-        config.loadFromDefault();
-        core = config.makeApiClient(CoreV1Api);
-        batch = config.makeApiClient(BatchV1Api);
         await createReadyNamespace(core, NAMESPACE);
         second = await k8sExecutor(server, OWNERS[1] ?? '');
         return k8sExecutor(server, OWNERS[0] ?? '');
       },
       cleanup: async () => {
         await second?.stop();
-        await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+        await core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
       },
     })
   : null;
@@ -70,7 +46,7 @@ const activeJobs = async () =>
     (j) => !j.metadata?.deletionTimestamp,
   );
 
-(kube ? describe : describe.skip)('SLUICE_K8S_MAX_JOBS over two k8s-executors', () => {
+describeKube('SLUICE_K8S_MAX_JOBS over two k8s-executors', () => {
   it('never has more than two active Jobs in the pool, and the rest run as Jobs end', async () => {
     if (!topology) return;
     const { server, everything } = topology;

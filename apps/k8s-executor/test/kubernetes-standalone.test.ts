@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
+import type { V1Job } from '@kubernetes/client-node';
 import {
   createReadyNamespace,
   createTestDatabase,
@@ -13,6 +12,7 @@ import {
   type ServerProcess,
   type TestDatabase,
 } from '@sluice/testing';
+import { containerEnv, describeKube, kube, kubeApis, runHere } from './kube-flow-fixtures';
 
 /**
  * A standalone server in a pod (KUBERNETES_SERVICE_HOST set): `auto` turns the kubernetes
@@ -20,27 +20,16 @@ import {
  * with their run token only. The test plays the kubelet as in kubernetes-flows.test.ts.
  */
 
-const kube = process.env.KUBECONFIG;
 const OWNER = `standalone-${randomBytes(3).toString('hex')}`;
 const NAMESPACE = `sluice-sa-${randomBytes(3).toString('hex')}`;
 
-if (!kube) {
-  describe('kubernetes standalone', () => {
-    it.skip('needs a Kubernetes API server: eval "$(bash scripts/kube-apiserver.sh)" exports KUBECONFIG', () => {});
-  });
-}
-
-(kube ? describe : describe.skip)('a standalone server in a pod', () => {
-  let core: CoreV1Api;
-  let batch: BatchV1Api;
+describeKube('a standalone server in a pod', () => {
+  const apis = kubeApis(NAMESPACE);
+  const { core, batch } = apis;
   let db: TestDatabase;
   let server: ServerProcess;
 
   beforeAll(async () => {
-    const config = new KubeConfig();
-    config.loadFromDefault();
-    core = config.makeApiClient(CoreV1Api);
-    batch = config.makeApiClient(BatchV1Api);
     await createReadyNamespace(core, NAMESPACE);
     db = await createTestDatabase();
     server = await startStandalone(db.url, {
@@ -56,7 +45,7 @@ if (!kube) {
   afterAll(async () => {
     await server?.stop();
     await db?.drop();
-    await core?.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+    await core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
   });
 
   it('detects kubernetes and runs a task in a Job whose pod reaches the server with its run token', async () => {
@@ -82,28 +71,13 @@ if (!kube) {
       ),
     );
     const container = job.spec?.template.spec?.containers[0];
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-    for (const variable of container?.env ?? []) {
-      const ref = variable.valueFrom?.secretKeyRef;
-      env[variable.name] = ref
-        ? Buffer.from(
-            (await core.readNamespacedSecret({ name: ref.name ?? '', namespace: NAMESPACE })).data?.[
-              ref.key
-            ] ?? '',
-            'base64',
-          ).toString('utf8')
-        : (variable.value ?? '');
-    }
+    const env = await containerEnv(apis, container);
     // The pod's only credential is its run token: the server's URL (K8S_EXECUTOR_SERVER_ADDR defaults to its own).
     expect(Object.keys(env).sort()).toEqual(
       ['HOME', 'NODE_OPTIONS', 'PATH', 'SLUICE_API_URL', 'SLUICE_RUN_TOKEN', 'SLUICE_TASK_RUN_ID'].sort(),
     );
     expect(env.SLUICE_API_URL).toBe(server.internalUrl);
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(process.execPath, [SLUICE, 'exec'], { env, stdio: 'ignore' });
-      child.on('error', reject);
-      child.on('exit', resolve);
-    });
+    const { code } = await runHere(process.execPath, [SLUICE, 'exec'], env);
     expect(code).toBe(0);
     const pod = (
       await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `job-name=${job.metadata?.name}` })

@@ -78,6 +78,8 @@ export interface K8sSettings {
   jobWorkerInterval: number;
   /** K8S_EXECUTOR_JOB_RESOURCE_CLEANUP_INTERVAL */
   cleanupInterval: number;
+  /** K8S_EXECUTOR_POD_PENDING_TIMEOUT */
+  podPendingTimeout: number;
   /** K8S_EXECUTOR_DEFAULT_CPU */
   defaultCpu: string;
   /** K8S_EXECUTOR_DEFAULT_MEMORY */

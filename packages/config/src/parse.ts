@@ -187,6 +187,7 @@ function k8sSettings(
     serverAddr: r.get(V.K8S_EXECUTOR_SERVER_ADDR) ?? options.serverAddrDefault,
     jobWorkerInterval: r.get(V.K8S_EXECUTOR_JOB_WORKER_INTERVAL) ?? instance.queuePollInterval,
     cleanupInterval: r.get(V.K8S_EXECUTOR_JOB_RESOURCE_CLEANUP_INTERVAL),
+    podPendingTimeout: r.get(V.K8S_EXECUTOR_POD_PENDING_TIMEOUT),
     defaultCpu: r.get(V.K8S_EXECUTOR_DEFAULT_CPU),
     defaultMemory: r.get(V.K8S_EXECUTOR_DEFAULT_MEMORY),
     maxJobs: r.get(V.SLUICE_K8S_MAX_JOBS),

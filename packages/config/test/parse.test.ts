@@ -66,6 +66,7 @@ describe('parseEnv defaults', () => {
         serverAddr: 'http://127.0.0.1:8081',
         jobWorkerInterval: 1000,
         cleanupInterval: 60_000,
+        podPendingTimeout: 600_000,
         defaultCpu: '500m',
         defaultMemory: '512Mi',
         maxJobs: 50,
@@ -295,6 +296,17 @@ describe('kubernetes owner ID', () => {
     );
     expect(error.problems[0]?.variable).toBe('K8S_EXECUTOR_OWNER_ID_PREFIX');
     expect(error.message).toContain('"laptop"');
+  });
+
+  it('reads K8S_EXECUTOR_POD_PENDING_TIMEOUT as a duration and refuses one that is not', () => {
+    const env = { ...base, K8S_EXECUTOR_OWNER_ID: 'blue' };
+    expect(
+      parseEnv('k8s-executor', { ...env, K8S_EXECUTOR_POD_PENDING_TIMEOUT: '90s' }).k8s.podPendingTimeout,
+    ).toBe(90_000);
+    const error = configError(() =>
+      parseEnv('k8s-executor', { ...env, K8S_EXECUTOR_POD_PENDING_TIMEOUT: 'soon' }),
+    );
+    expect(error.problems[0]?.variable).toBe('K8S_EXECUTOR_POD_PENDING_TIMEOUT');
   });
 
   it('refuses both or neither', () => {

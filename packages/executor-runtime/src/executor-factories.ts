@@ -182,6 +182,7 @@ const kubernetes: ExecutorFactory = {
       ownerId,
       runnerImage: ctx.instance.runnerImage,
       serverAddr: settings.serverAddr,
+      podPendingTimeoutMs: settings.podPendingTimeout,
       defaultResources: {
         cpu: defaults.cpu ?? settings.defaultCpu,
         memory: defaults.memory ?? settings.defaultMemory,

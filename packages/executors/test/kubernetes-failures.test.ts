@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimedTaskRun } from '@sluice/protocol';
-import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
 import { KubernetesExecutor, type ExecutorContext, type TaskRunHandle } from '../src';
 import {
   containerStatus,
   createNamespace,
   describeKube,
+  jobDeleted,
+  kubeContext,
+  kubeTaskRun,
   podOf,
   writePodStatus,
   type KubeNamespace,
@@ -29,11 +31,7 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
   afterAll(async () => ns?.delete());
 
   beforeEach(() => {
-    ctx = {
-      protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
-      runnerApiUrl: 'http://sluice:8081',
-      log: recordingLogger(),
-    };
+    ctx = kubeContext();
     executor = new KubernetesExecutor({
       client: ns.client,
       ownerId: OWNER,
@@ -45,21 +43,10 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
   });
   afterEach(() => executor.shutdown());
 
-  function kubeRun(executorBlock: Partial<ClaimedTaskRun['executor']> = {}): ClaimedTaskRun {
-    return claimedRun({
-      taskRunId: `trf${randomBytes(6).toString('hex')}`,
-      executor: { type: 'kubernetes', pool: 'default', image: IMAGE, inject_runner: false, ...executorBlock },
-    });
-  }
+  const kubeRun = (executorBlock: Partial<ClaimedTaskRun['executor']> = {}) =>
+    kubeTaskRun('trf', { image: IMAGE, inject_runner: false, ...executorBlock });
 
-  async function jobGone(handle: TaskRunHandle): Promise<void> {
-    await eventually(
-      'the Job deleted',
-      async () => (await ns.client.readJob(handle.externalRef ?? '')) === null,
-      30_000,
-      100,
-    );
-  }
+  const jobGone = (handle: TaskRunHandle) => jobDeleted(ns, handle.externalRef ?? '');
 
   it('fails image_pull after the grace when the pod cannot pull its image, and deletes the Job', async () => {
     const handle = await executor.start(kubeRun({ image: 'registry.invalid/nope:1' }), ctx);

@@ -6,8 +6,15 @@ import {
   type V1Pod,
   type V1PodStatus,
 } from '@kubernetes/client-node';
-import { createReadyNamespace, eventually } from '@sluice/testing';
-import { KubeClient } from '../src';
+import type { ClaimedTaskRun } from '@sluice/protocol';
+import {
+  claimedRun,
+  createReadyNamespace,
+  eventually,
+  InMemoryExecutorProtocol,
+  recordingLogger,
+} from '@sluice/testing';
+import { KubeClient, type ExecutorContext } from '../src';
 
 /**
  * The real API server of the tests (`eval "$(bash scripts/kube-apiserver.sh)"` exports
@@ -78,4 +85,31 @@ export function containerStatus(
   state: V1ContainerStatus['state'],
 ): V1ContainerStatus {
   return { name, image, imageID: '', ready: false, restartCount: 0, state };
+}
+
+/** An executor context on the in-memory protocol (it accepts any task run), logging into memory. */
+export function kubeContext(runnerApiUrl = 'http://sluice:8081'): ExecutorContext {
+  return {
+    protocol: new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' }),
+    runnerApiUrl,
+    log: recordingLogger(),
+  };
+}
+
+/** A claimed kubernetes task run with a fresh ID `<prefix><12 hex digits>`, in busybox unless told otherwise. */
+export function kubeTaskRun(
+  prefix: string,
+  executor: Partial<ClaimedTaskRun['executor']> = {},
+  overrides: Partial<ClaimedTaskRun> = {},
+): ClaimedTaskRun {
+  return claimedRun({
+    taskRunId: `${prefix}${randomBytes(6).toString('hex')}`,
+    ...overrides,
+    executor: { type: 'kubernetes', pool: 'default', image: 'busybox:1.36', ...executor },
+  });
+}
+
+/** The Job is gone (deleted, foreground: after its pods). */
+export async function jobDeleted(ns: KubeNamespace, name: string): Promise<void> {
+  await eventually('the Job deleted', async () => (await ns.client.readJob(name)) === null, 30_000, 100);
 }

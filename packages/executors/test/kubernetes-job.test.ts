@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimedTaskRun } from '@sluice/protocol';
-import { InMemoryExecutorProtocol, claimedRun, eventually, recordingLogger } from '@sluice/testing';
+import { InMemoryExecutorProtocol, eventually } from '@sluice/testing';
 import {
   KubernetesExecutor,
   RUN_TOKEN_KEY,
@@ -10,6 +10,9 @@ import {
 import {
   createNamespace,
   describeKube,
+  jobDeleted,
+  kubeContext,
+  kubeTaskRun,
   podOf,
   writePodStatus,
   type KubeNamespace,
@@ -30,8 +33,7 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
   afterAll(async () => ns?.delete());
 
   beforeEach(() => {
-    const protocol = new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' });
-    ctx = { protocol, runnerApiUrl: 'http://sluice-server.sluice:8081', log: recordingLogger() };
+    ctx = kubeContext('http://sluice-server.sluice:8081');
   });
   afterEach(async () => {
     await Promise.all(executors.splice(0).map((e) => e.shutdown()));
@@ -50,15 +52,12 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     return executor;
   }
 
-  function kubeRun(executor: Partial<ClaimedTaskRun['executor']> = {}): ClaimedTaskRun {
-    return claimedRun({
-      taskRunId: `trk${randomBytes(6).toString('hex')}`,
+  const kubeRun = (executor: Partial<ClaimedTaskRun['executor']> = {}) =>
+    kubeTaskRun('trk', executor, {
       attempt: 2,
       timeoutMs: 90_000,
       runToken: `tok-${randomBytes(16).toString('hex')}`,
-      executor: { type: 'kubernetes', pool: 'default', image: 'busybox:1.36', ...executor },
     });
-  }
 
   it('creates a labelled Job with backoffLimit 0, a deadline, the injected runner and the token only by secretKeyRef', async () => {
     const executor = executorWith({ defaultResources: { cpu: '250m', memory: '128Mi' } });
@@ -136,7 +135,7 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     await executor.cancel(handle);
     const outcome = await executor.wait(handle);
     expect(outcome.cancelled).toBe(true);
-    await eventually('the Job deleted', async () => (await ns.client.readJob(name)) === null, 30_000, 100);
+    await jobDeleted(ns, name);
     await eventually(
       'the Secret removed by the garbage collector',
       () =>
@@ -178,7 +177,7 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     expect(outcome).toMatchObject({ exitCode: 0 });
     expect(outcome.reason).toBeUndefined();
     expect(outcome.cancelled).toBeUndefined();
-    await eventually('the Job deleted', async () => (await ns.client.readJob(name)) === null, 30_000, 100);
+    await jobDeleted(ns, name);
   }, 60_000);
 
   it('deletes the Job when the server answers a heartbeat with cancel', async () => {

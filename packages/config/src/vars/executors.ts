@@ -115,6 +115,15 @@ export const K8S_EXECUTOR_JOB_RESOURCE_CLEANUP_INTERVAL = defineVar({
   apps: K8S,
 });
 
+export const K8S_EXECUTOR_POD_PENDING_TIMEOUT = defineVar({
+  name: 'K8S_EXECUTOR_POD_PENDING_TIMEOUT',
+  schema: duration(),
+  default: '10m',
+  description:
+    'A kubernetes task run whose pod stays unscheduled (PodScheduled=False, e.g. Unschedulable) or whose Job creates no pod for this long fails with the reason the cluster gives, and its Job is deleted (default chosen by Sluice).',
+  apps: K8S,
+});
+
 export const K8S_EXECUTOR_DEFAULT_CPU = defineVar({
   name: 'K8S_EXECUTOR_DEFAULT_CPU',
   schema: cpuQuantity(),

@@ -8,6 +8,11 @@ import type {
   V1Secret,
 } from '@kubernetes/client-node';
 
+/** One line of a pod watch: a pod, a bookmark (a pod with only its resourceVersion), or an ERROR Status. */
+export type PodWatchEvent =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: V1Pod }
+  | { type: 'ERROR'; object: { code?: number; reason?: string; message?: string } };
+
 type KubeModule = typeof import('@kubernetes/client-node');
 let loaded: KubeModule | null = null;
 
@@ -26,9 +31,11 @@ export class KubeClient {
   readonly namespace: string;
   private readonly batch: BatchV1Api;
   private readonly core: CoreV1Api;
+  private readonly config: KubeConfig;
 
   constructor(config: KubeConfig, namespace: string) {
     this.namespace = namespace;
+    this.config = config;
     this.batch = config.makeApiClient(kube().BatchV1Api);
     this.core = config.makeApiClient(kube().CoreV1Api);
   }
@@ -121,6 +128,36 @@ export class KubeClient {
       labelSelector: `job-name=${job}`,
     });
     return list.items;
+  }
+
+  /**
+   * The resourceVersion a pod watch starts from: one list of at most one pod (the version is the
+   * whole list's, so the call costs the same however many pods match).
+   */
+  async podsVersion(labelSelector: string): Promise<string> {
+    const list = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector, limit: 1 });
+    return list.metadata?.resourceVersion ?? '';
+  }
+
+  /**
+   * Watches the namespace's pods matching `labelSelector` from `resourceVersion`. `onEvent` gets
+   * every line (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR); `onDone` is called once, when the
+   * connection ends for any reason (the server's timeout, a drop, an abort). Abort the returned
+   * controller to stop.
+   */
+  watchPods(
+    labelSelector: string,
+    resourceVersion: string,
+    timeoutSeconds: number,
+    onEvent: (event: PodWatchEvent) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return new (kube().Watch)(this.config).watch(
+      `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/pods`,
+      { labelSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+      (type: string, object: unknown) => onEvent({ type, object } as PodWatchEvent),
+      onDone,
+    );
   }
 
   /** Events about one object of a kind (`Job`, `Pod`). */

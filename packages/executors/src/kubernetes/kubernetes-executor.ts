@@ -3,9 +3,11 @@ import type { ClaimedTaskRun, Resources } from '@sluice/protocol';
 import { errorMessage, isStaleFenceError } from '../errors';
 import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRunHandle } from '../executor';
 import { TaskRunStartError } from '../start-error';
-import { jobManifest, secretManifest, taskRunOfJob } from './job-manifest';
+import { KUBE_LABELS, jobManifest, secretManifest, taskRunOfJob } from './job-manifest';
 import { isKubeStatus, kubeErrorMessage, type KubeClient } from './kube-client';
-import { jobConditionEnd, podEnd, type JobEnd, type PullErrorsSince } from './pod-failure';
+import { lookAtJob, type JobLookState } from './job-look';
+import { jobConditionEnd, type JobEnd } from './pod-failure';
+import { PodWatch, type PodWatchOptions } from './pod-watch';
 
 export interface KubernetesExecutorOptions {
   /** A client for K8S_EXECUTOR_NAMESPACE. */
@@ -16,10 +18,21 @@ export interface KubernetesExecutorOptions {
   runnerImage: string;
   /** PIPELINE_RUNTIME_DEFAULT_*, else K8S_EXECUTOR_DEFAULT_CPU / _MEMORY. */
   defaultResources?: Resources;
-  /** Between looks at a Job and its pods; default 2 s. */
+  /** Between looks at a Job and its pods; default 2 s. The pod watch makes a look come sooner. */
   pollIntervalMs?: number;
+  /**
+   * The pod watch, a fast hint beside the poll: false turns it off; an object tunes it (its
+   * backoff, where it starts). Default on.
+   */
+  podWatch?:
+    boolean | Pick<PodWatchOptions, 'backoffMs' | 'maxBackoffMs' | 'timeoutSeconds' | 'resourceVersion'>;
   /** How long a pull error may last before the task run fails `image_pull`; default 30 s. */
   imagePullGraceMs?: number;
+  /**
+   * K8S_EXECUTOR_POD_PENDING_TIMEOUT: a pod unscheduled this long, or a Job without a pod this
+   * long, fails the task run; default 10 min.
+   */
+  podPendingTimeoutMs?: number;
   /** The executor's own heartbeat, which covers a Pending pod before its runner is up; default 5 s. */
   heartbeatIntervalMs?: number;
   /** K8S_EXECUTOR_SERVER_ADDR: the pods' SLUICE_API_URL; default the context's runner API URL. */
@@ -38,6 +51,9 @@ interface KubeTaskRun {
   /** Lost to a newer claim: nothing is left to report. */
   settled: boolean;
   abort: AbortController;
+  /** The pod watch saw a change: look now (ends the poll's sleep, or skips the next one). */
+  hinted: boolean;
+  wake: (() => void) | null;
 }
 
 /**
@@ -56,8 +72,12 @@ export class KubernetesExecutor implements Executor {
   private readonly pollIntervalMs: number;
   private readonly imagePullGraceMs: number;
   private readonly heartbeatIntervalMs: number;
+  private readonly podPendingTimeoutMs: number;
   private readonly serverAddr: string | undefined;
   private readonly local = new Map<string, KubeTaskRun>();
+  private readonly podWatchOptions: PodWatchOptions | null;
+  /** Runs while this executor watches any Job (so an idle executor holds no connection). */
+  private podWatch: PodWatch | null = null;
   private closed = false;
 
   constructor(options: KubernetesExecutorOptions) {
@@ -71,6 +91,17 @@ export class KubernetesExecutor implements Executor {
     this.imagePullGraceMs = options.imagePullGraceMs ?? 30_000;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 5_000;
     this.serverAddr = options.serverAddr;
+    this.podPendingTimeoutMs = options.podPendingTimeoutMs ?? 10 * 60_000;
+    this.podWatchOptions =
+      options.podWatch === false
+        ? null
+        : {
+            ...(typeof options.podWatch === 'object' ? options.podWatch : {}),
+            client: this.client,
+            labelSelector: `${KUBE_LABELS.owner}=${this.ownerId}`,
+            onChange: (pod) => this.hint(pod?.metadata?.labels?.[KUBE_LABELS.taskRun] ?? null),
+            onTrouble: (message, fields) => this.local.values().next().value?.ctx.log.warn(message, fields),
+          };
   }
 
   async start(run: ClaimedTaskRun, ctx: ExecutorContext): Promise<TaskRunHandle> {
@@ -153,6 +184,7 @@ export class KubernetesExecutor implements Executor {
   /** The Jobs keep running (their runners report to any server); only our watching ends. */
   async shutdown(): Promise<void> {
     this.closed = true;
+    this.stopPodWatch();
     for (const entry of this.local.values()) {
       clearInterval(entry.heartbeat);
       entry.abort.abort();
@@ -227,8 +259,14 @@ export class KubernetesExecutor implements Executor {
       cancelled: false,
       settled: false,
       abort: new AbortController(),
+      hinted: false,
+      wake: null,
     };
     this.local.set(taskRunId, entry);
+    if (!this.podWatch && this.podWatchOptions && !this.closed) {
+      this.podWatch = new PodWatch(this.podWatchOptions);
+      this.podWatch.start();
+    }
     return entry;
   }
 
@@ -236,23 +274,62 @@ export class KubernetesExecutor implements Executor {
     clearInterval(entry.heartbeat);
     entry.abort.abort();
     if (this.local.get(entry.taskRunId) === entry) this.local.delete(entry.taskRunId);
+    if (this.local.size === 0) this.stopPodWatch();
   }
 
-  /** Polls the Job and its pods until one of them tells an end (a full read each time: no watch to lose). */
+  private stopPodWatch(): void {
+    this.podWatch?.stop();
+    this.podWatch = null;
+  }
+
+  /** The pod watch saw a pod of this task run change (null: any may have): look at its Job now. */
+  private hint(taskRunId: string | null): void {
+    const entries = taskRunId === null ? [...this.local.values()] : [this.local.get(taskRunId)];
+    for (const entry of entries) {
+      if (!entry) continue;
+      entry.hinted = true;
+      entry.wake?.();
+    }
+  }
+
+  /** The poll's wait: the interval, cut short by a hint of the pod watch or by the end of watching. */
+  private pause(entry: KubeTaskRun): Promise<void> {
+    if (entry.hinted || entry.abort.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const signal = entry.abort.signal;
+      const timer = setTimeout(done, this.pollIntervalMs);
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        entry.wake = null;
+        resolve();
+      }
+      entry.wake = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * Looks at the Job and its pods until one of them tells an end: a full read each time, every
+   * poll interval and at once when the pod watch hints at a change (a lost watch costs only time).
+   */
   private async watch(entry: KubeTaskRun): Promise<ExecutorOutcome> {
-    const pullSince: PullErrorsSince = new Map();
-    const seenPods = new Set<string>();
+    const seen: JobLookState = { pullSince: new Map(), pods: new Set() };
     for (;;) {
       if (entry.abort.signal.aborted) return { exitCode: null, signal: null, completed: true };
       let end: JobEnd | null = null;
+      entry.hinted = false;
       try {
-        end = await this.look(entry, pullSince, seenPods);
+        end = await lookAtJob(this.client, entry.job, seen, {
+          imagePullGraceMs: this.imagePullGraceMs,
+          podPendingTimeoutMs: this.podPendingTimeoutMs,
+        });
       } catch (err) {
         // The API server is away: the runner still reports; look again.
         entry.ctx.log.warn('reading a Job failed', { job: entry.job, error: kubeErrorMessage(err) });
       }
       if (end) return this.outcomeOf(entry, end);
-      await sleep(this.pollIntervalMs, entry.abort.signal);
+      await this.pause(entry);
     }
   }
 
@@ -272,56 +349,6 @@ export class KubernetesExecutor implements Executor {
       signal: null,
       reason: end.reason ?? 'error',
       error: end.error ?? `Job ${entry.job} ended without its runner reporting a result`,
-    };
-  }
-
-  private async look(
-    entry: KubeTaskRun,
-    pullSince: PullErrorsSince,
-    seenPods: Set<string>,
-  ): Promise<JobEnd | null> {
-    const job = await this.client.readJob(entry.job);
-    if (!job || job.metadata?.deletionTimestamp) {
-      return {
-        kind: 'failed',
-        reason: 'lost',
-        exitCode: null,
-        error: `Job ${entry.job} was deleted before its runner reported a result`,
-      };
-    }
-    const pods = await this.client.jobPods(entry.job);
-    const now = Date.now();
-    for (const pod of pods) {
-      const end = podEnd(pod, now, pullSince, this.imagePullGraceMs);
-      if (end) return end;
-    }
-    const present = new Set(pods.map((pod) => pod.metadata?.uid ?? ''));
-    const gone = [...seenPods].find((uid) => !present.has(uid));
-    if (gone) {
-      return {
-        kind: 'failed',
-        reason: 'lost',
-        exitCode: null,
-        error: `pod ${gone} of Job ${entry.job} was deleted before its runner reported a result`,
-      };
-    }
-    for (const pod of pods) if (pod.metadata?.uid) seenPods.add(pod.metadata.uid);
-    const fromJob = jobConditionEnd(job);
-    if (fromJob) return fromJob;
-    if (pods.length === 0) return this.failedCreate(entry.job);
-    return null;
-  }
-
-  /** A Job without pods: the Job controller's FailedCreate event says why (a missing service account, a quota). */
-  private async failedCreate(job: string): Promise<JobEnd | null> {
-    const events = await this.client.eventsOf('Job', job);
-    const failed = events.filter((event) => event.reason === 'FailedCreate').at(-1);
-    if (!failed) return null;
-    return {
-      kind: 'failed',
-      reason: 'error',
-      exitCode: null,
-      error: `Job ${job} cannot create its pod: ${failed.message ?? 'FailedCreate'}`,
     };
   }
 
@@ -353,16 +380,4 @@ export class KubernetesExecutor implements Executor {
       entry.heartbeating = false;
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

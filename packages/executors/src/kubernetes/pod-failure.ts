@@ -111,3 +111,66 @@ export function jobConditionEnd(job: V1Job): JobEnd | null {
   }
   return null;
 }
+
+/** What keeps a pod from a node: since when and why, or null once it is placed (or past Pending). */
+export interface Unscheduled {
+  /** Epoch ms: its PodScheduled=False transition, else the pod's creation. */
+  since: number;
+  /** `Unschedulable: 0/3 nodes are available: …`, or what is known without a scheduler's word. */
+  why: string;
+}
+
+export function unscheduled(pod: V1Pod): Unscheduled | null {
+  if ((pod.status?.phase ?? 'Pending') !== 'Pending' || pod.spec?.nodeName) return null;
+  const condition = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (condition?.status === 'True') return null;
+  const since = epoch(condition?.lastTransitionTime) ?? epoch(pod.metadata?.creationTimestamp) ?? Date.now();
+  if (condition?.status === 'False') {
+    const why = [condition.reason, condition.message].filter(Boolean).join(': ');
+    return { since, why: why || 'PodScheduled is False' };
+  }
+  return { since, why: 'no node was assigned (no PodScheduled condition: is a scheduler running?)' };
+}
+
+/** `10m`, `90s`, `1500ms`: a duration as K8S_EXECUTOR_POD_PENDING_TIMEOUT is written. */
+export function formatDuration(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1_000 === 0) return `${ms / 1_000}s`;
+  return `${ms}ms`;
+}
+
+/**
+ * The end of a pod that stayed unscheduled past the pending timeout (a FAILED `error` naming
+ * the scheduler's reason and the variable), or null while it may still be placed.
+ */
+export function pendingEnd(job: string, pods: V1Pod[], now: number, timeoutMs: number): JobEnd | null {
+  for (const pod of pods) {
+    const waiting = unscheduled(pod);
+    if (!waiting || now - waiting.since < timeoutMs) continue;
+    return {
+      kind: 'failed',
+      reason: 'error',
+      exitCode: null,
+      error: `pod ${pod.metadata?.name ?? '?'} of Job ${job} was not scheduled within ${formatDuration(timeoutMs)} (K8S_EXECUTOR_POD_PENDING_TIMEOUT): ${waiting.why}`,
+    };
+  }
+  return null;
+}
+
+/** A Job that created no pod (and said nothing about why) past the pending timeout. */
+export function noPodEnd(jobObject: V1Job, now: number, timeoutMs: number): JobEnd | null {
+  const created = epoch(jobObject.metadata?.creationTimestamp);
+  if (created === null || now - created < timeoutMs) return null;
+  return {
+    kind: 'failed',
+    reason: 'error',
+    exitCode: null,
+    error: `Job ${jobObject.metadata?.name ?? '?'} created no pod within ${formatDuration(timeoutMs)} (K8S_EXECUTOR_POD_PENDING_TIMEOUT) and its controller reported no FailedCreate`,
+  };
+}
+
+function epoch(value: Date | string | undefined): number | null {
+  if (value === undefined) return null;
+  const ms = new Date(value).getTime();
+  return Number.isNaN(ms) ? null : ms;
+}
