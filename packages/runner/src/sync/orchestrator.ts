@@ -72,6 +72,7 @@ export class SyncOrchestrator {
   private endpoints: Partial<Record<SyncRole, SyncEndpoint>> = {};
   private failure: { error: string; exitCode: number | null } | null = null;
   private inputEnded = false;
+  private logGate: { promise: Promise<void>; release: () => void } | null = null;
   private statesSent = 0;
 
   constructor(private readonly options: SyncOrchestratorOptions) {
@@ -84,6 +85,22 @@ export class SyncOrchestrator {
       source: new ConnectorLog('source', logOptions),
       destination: new ConnectorLog('destination', logOptions),
     };
+  }
+
+  /**
+   * The task log is backed up (the log shipper's pressure): the source is not
+   * read until it drains, so a source that logs a line per record cannot grow
+   * the runner's memory. The destination is always read (its echoes commit).
+   */
+  setLogPressure(paused: boolean): void {
+    if (paused && !this.logGate) {
+      let release: () => void = () => {};
+      const promise = new Promise<void>((resolve) => (release = resolve));
+      this.logGate = { promise, release };
+    } else if (!paused && this.logGate) {
+      this.logGate.release();
+      this.logGate = null;
+    }
   }
 
   /** Stops both connectors (cancel, timeout, lost ownership); the sync then fails with `why`. */
@@ -212,6 +229,7 @@ export class SyncOrchestrator {
       maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     });
     for await (const batch of batches) {
+      if (this.logGate) await this.logGate.promise;
       if (this.failure) break;
       const out = new ByteRuns();
       for (const line of batch) {
@@ -308,6 +326,7 @@ export class SyncOrchestrator {
   private fail(error: string, exitCode: number | null = null): void {
     if (this.failure) return;
     this.failure = { error, exitCode };
+    this.setLogPressure(false);
     this.endpoints.source?.stop(this.options.stopGraceMs);
     this.endpoints.destination?.stop(this.options.stopGraceMs);
   }
