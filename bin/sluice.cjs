@@ -23,7 +23,10 @@ const COMMANDS = {
   'k8s-executor': ['k8s-executor', 'An instance running kubernetes tasks as Jobs'],
   exec: ['runner', 'The runner: runs one task run inside its process, container or pod'],
   'runner-install': ['runner', 'Copy the runner into a directory (the kubernetes init container)'],
-  connector: ['runner', 'Connector tools: sluice connector test <command...> checks a connector speaks the protocol'],
+  connector: [
+    'runner',
+    'Connector tools: sluice connector test <command...> checks a connector speaks the protocol',
+  ],
 };
 
 function usage() {
