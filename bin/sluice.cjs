@@ -33,7 +33,10 @@ const COMMANDS = {
   exec: ['runner', 'The runner: runs one task run inside its process, container or pod'],
   'connector-pipe': ['runner', "A docker sync's connector container: the connector on the sync's pipes"],
   'runner-install': ['runner', 'Copy the runner into a directory (the kubernetes init container)'],
-  connector: ['runner', 'Connector tools: sluice connector test <command...> checks a connector speaks the protocol'],
+  connector: [
+    'runner',
+    'Connector tools: sluice connector test <command...> checks a connector speaks the protocol',
+  ],
 };
 
 function usage() {
