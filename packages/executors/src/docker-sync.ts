@@ -221,7 +221,10 @@ export async function removeSyncAttempt(
     const role = c.Labels?.[DOCKER_LABELS.role];
     if (role === 'source' || role === 'destination') await removeContainer(docker.getContainer(c.Id));
   }
-  await removeVolume(docker, syncVolumeName(run));
+  // A container whose removal the engine is still finishing holds the volume a moment longer.
+  for (let i = 0; !(await removeVolume(docker, syncVolumeName(run))) && i < 25; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** A volume gone already is fine; one still in use (409) is left to the owner's cleanup. */
