@@ -87,6 +87,9 @@ export async function createSyncAttempt(
 
   const volume = syncVolumeName(run);
   const labels = containerLabels(ownerId, run);
+  // A leftover of this attempt (an executor that died mid-start) goes first: its exit files would mislead the runner.
+  await removeContainer(docker.getContainer(containerName(run)));
+  await removeSyncAttempt(docker, ownerId, run);
   await docker.createVolume({ Name: volume, Labels: labels });
   const binds = [`${volume}:${SYNC_MOUNT}`];
 
