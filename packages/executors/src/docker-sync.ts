@@ -11,7 +11,7 @@ import {
 } from '@sluice/protocol';
 import { containerSpec, type ContainerSpecInput } from './docker-container-spec';
 import { connectorImageConfig, syncImagesOf } from './docker-connector-image';
-import { isDockerStatus, removeContainer } from './docker-containers';
+import { createReplacing, isDockerStatus, removeContainer } from './docker-containers';
 import { ensureImage } from './docker-image';
 import { containerLabels, containerName, DOCKER_LABELS } from './docker-labels';
 import { containerLimits } from './docker-resources';
@@ -184,20 +184,6 @@ async function volumeLayout(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of out) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** A leftover of the same attempt (an executor that died mid-start) is replaced. */
-async function createReplacing(
-  docker: Docker,
-  spec: Docker.ContainerCreateOptions,
-): Promise<Docker.Container> {
-  try {
-    return await docker.createContainer(spec);
-  } catch (err) {
-    if (!isDockerStatus(err, 409) || !spec.name) throw err;
-    await removeContainer(docker.getContainer(spec.name));
-    return docker.createContainer(spec);
-  }
 }
 
 /**
