@@ -152,10 +152,10 @@ export class ProcessExecutor implements Executor {
     // A runner stopped before its TERM handler was in place reports nothing;
     // the instance then ends the task run CANCELLED rather than FAILED.
     if (runner.cancelled) return { ...outcome, cancelled: true };
-    // Killed by a signal nobody sent through Sluice (kill -9, the OOM killer): the work is lost,
+    // Killed with SIGKILL by someone else (kill -9, the OOM killer): the work is lost,
     // as docker reports a killed container; a retry picks it up (a sync from its committed state).
     // Not on shutdown, where this executor sent the signal itself.
-    return outcome.signal && !this.closed ? { ...outcome, reason: 'lost' } : outcome;
+    return outcome.signal === 'SIGKILL' && !this.closed ? { ...outcome, reason: 'lost' } : outcome;
   }
 
   /** SIGTERM to the runner, which stops the task with its own grace; SIGKILL to the runner's group after killAfterMs. */

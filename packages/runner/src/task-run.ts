@@ -79,7 +79,11 @@ export class TaskRun {
       send: (lines) => client.sendLogs(lines),
       log: this.options.log,
       mask: (line) => masker.mask(line),
-      onPressure: (paused) => (paused ? this.proc?.pauseOutput() : this.proc?.resumeOutput()),
+      onPressure: (paused) => {
+        if (paused) this.proc?.pauseOutput();
+        else this.proc?.resumeOutput();
+        this.sync?.setLogPressure(paused);
+      },
       onOwnershipLost: (error) => this.onOwnershipLost(error),
       maxQueuedLines: options.maxQueuedLogLines,
     });

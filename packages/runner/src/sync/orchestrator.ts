@@ -12,6 +12,7 @@ import { CommitQueue, type SendCommit } from './commit-queue';
 import { ConnectorLog } from './connector-log';
 import type { EndpointExit, EndpointStarter, SyncEndpoint, SyncRole } from './endpoint';
 import { failureText } from './failure-text';
+import { ByteRuns, drained, MAX_PENDING_BYTES } from './forwarding';
 import { initialCommittedState, stateFileBody } from './state-file';
 import { syncOutputs } from './sync-outputs';
 
@@ -72,6 +73,7 @@ export class SyncOrchestrator {
   private endpoints: Partial<Record<SyncRole, SyncEndpoint>> = {};
   private failure: { error: string; exitCode: number | null } | null = null;
   private inputEnded = false;
+  private logGate: { promise: Promise<void>; release: () => void } | null = null;
   private statesSent = 0;
 
   constructor(private readonly options: SyncOrchestratorOptions) {
@@ -84,6 +86,22 @@ export class SyncOrchestrator {
       source: new ConnectorLog('source', logOptions),
       destination: new ConnectorLog('destination', logOptions),
     };
+  }
+
+  /**
+   * The task log is backed up (the log shipper's pressure): the source is not
+   * read until it drains, so a source that logs a line per record cannot grow
+   * the runner's memory. The destination is always read (its echoes commit).
+   */
+  setLogPressure(paused: boolean): void {
+    if (paused && !this.logGate) {
+      let release: () => void = () => {};
+      const promise = new Promise<void>((resolve) => (release = resolve));
+      this.logGate = { promise, release };
+    } else if (!paused && this.logGate) {
+      this.logGate.release();
+      this.logGate = null;
+    }
   }
 
   /** Stops both connectors (cancel, timeout, lost ownership); the sync then fails with `why`. */
@@ -163,7 +181,15 @@ export class SyncOrchestrator {
       await reading;
       this.fail(this.exitError('destination', exit, 'before the end of its input'), exitCodeOf(exit));
     });
-    await this.pump(source, destination, selected).catch((e: Error) => this.fail(`runner: ${e.message}`));
+    const pumped = await this.pump(source, destination, selected).catch((e: Error) => {
+      this.fail(`runner: ${e.message}`);
+      return 'failed' as const;
+    });
+    if (pumped === 'input closed' && !this.failure) {
+      // Its exit says more than the closed pipe does (a TRACE, an exit code): give it a moment.
+      await Promise.race([destinationWatch, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      this.fail('the destination closed its input before the end of the sync');
+    }
     const sourceExit = await source.exited;
     if (!this.failure && (sourceExit.code !== 0 || this.logs.source.trace)) {
       this.fail(this.exitError('source', sourceExit), exitCodeOf(sourceExit));
@@ -201,7 +227,11 @@ export class SyncOrchestrator {
   }
 
   /** Source → destination: RECORD and STATE lines as received, one write per batch, paused while the destination is full. */
-  private async pump(source: SyncEndpoint, destination: SyncEndpoint, selected: Set<string>): Promise<void> {
+  private async pump(
+    source: SyncEndpoint,
+    destination: SyncEndpoint,
+    selected: Set<string>,
+  ): Promise<'ended' | 'input closed' | 'failed'> {
     const stdin = destination.stdin;
     if (!stdin) throw new Error('the destination has no input');
     const tracker = this.tracker;
@@ -212,6 +242,7 @@ export class SyncOrchestrator {
       maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     });
     for await (const batch of batches) {
+      if (this.logGate) await this.logGate.promise;
       if (this.failure) break;
       const out = new ByteRuns();
       for (const line of batch) {
@@ -255,12 +286,13 @@ export class SyncOrchestrator {
       if (this.failure) break;
       const bytes = out.take();
       if (!bytes) continue;
-      if (stdin.destroyed || stdin.writableEnded) break;
+      if (stdin.destroyed || stdin.writableEnded) return 'input closed';
       // Up to MAX_PENDING_BYTES may wait in the runner, so the destination never starves while the
       // runner reads and parses the next batch; past it, the source is not read until they are gone.
       stdin.write(bytes);
       if (stdin.writableLength > MAX_PENDING_BYTES) await drained(stdin);
     }
+    return this.failure ? 'failed' : 'ended';
   }
 
   /** The destination's output: each echoed STATE commits the source's states it acknowledges. */
@@ -308,6 +340,7 @@ export class SyncOrchestrator {
   private fail(error: string, exitCode: number | null = null): void {
     if (this.failure) return;
     this.failure = { error, exitCode };
+    this.setLogPressure(false);
     this.endpoints.source?.stop(this.options.stopGraceMs);
     this.endpoints.destination?.stop(this.options.stopGraceMs);
   }
@@ -331,58 +364,6 @@ export class SyncOrchestrator {
   }
 }
 
-const NEWLINE = Buffer.from('\n');
-
-/** Bytes written to the destination and not yet taken by it, before the source is paused. */
-export const MAX_PENDING_BYTES = 1024 * 1024;
-
-/**
- * The lines of one batch to forward, as bytes: consecutive lines that sit
- * next to each other in the source's chunk (the usual case: a chunk of
- * records) become one view of it, so a batch is mostly one write of the
- * bytes as received, without encoding any text again.
- */
-class ByteRuns {
-  private readonly parts: Buffer[] = [];
-  private runBuffer: ArrayBufferLike | null = null;
-  private runStart = 0;
-  private runEnd = 0;
-
-  add(raw: Buffer | undefined, text: string): void {
-    if (!raw) {
-      this.flush();
-      this.parts.push(Buffer.from(text + '\n'));
-      return;
-    }
-    if (raw.buffer === this.runBuffer && raw.byteOffset === this.runEnd) {
-      this.runEnd += raw.length;
-    } else {
-      this.flush();
-      this.runBuffer = raw.buffer;
-      this.runStart = raw.byteOffset;
-      this.runEnd = raw.byteOffset + raw.length;
-    }
-    // A line without its line end (the last one, or one put together from pieces) gets one.
-    if (raw[raw.length - 1] !== 0x0a) {
-      this.flush();
-      this.parts.push(NEWLINE);
-    }
-  }
-
-  /** Everything added, as one buffer; null when nothing was. */
-  take(): Buffer | null {
-    this.flush();
-    if (this.parts.length === 0) return null;
-    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
-  }
-
-  private flush(): void {
-    if (this.runBuffer === null) return;
-    this.parts.push(Buffer.from(this.runBuffer, this.runStart, this.runEnd - this.runStart));
-    this.runBuffer = null;
-  }
-}
-
 /** The task run's exit code for a failed connector: its own when it exited non-zero. */
 function exitCodeOf(exit: EndpointExit): number | null {
   return exit.code !== null && exit.code !== 0 ? exit.code : null;
@@ -398,20 +379,4 @@ function startError(role: SyncRole, file: string, error: unknown): string {
     default:
       return `the ${role} could not be started: ${e.code ?? e.message}`;
   }
-}
-
-/** Settles on 'drain', or when the stream closes or fails (a destination that exited stops draining). */
-function drained(stream: NodeJS.WritableStream & { destroyed: boolean }): Promise<void> {
-  if (stream.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      stream.off('error', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-    stream.on('error', done);
-  });
 }
