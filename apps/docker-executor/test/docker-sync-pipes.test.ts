@@ -19,6 +19,7 @@ import { buildHarnessImage } from './sync-harness';
 import {
   DESTINATION_POSTGRES_IMAGE,
   SOURCE_IMAGE,
+  SOURCE_NOBODY_IMAGE,
   ensureSyncConnectorImages,
   sequenceCatalog,
 } from './sync-images';
@@ -82,7 +83,7 @@ function newExecutor(): DockerExecutor {
   return executor;
 }
 
-function syncRun(prefix: string, waitForGo = false): ClaimedTaskRun {
+function syncRun(prefix: string, waitForGo = false, sourceImage = SOURCE_IMAGE): ClaimedTaskRun {
   const harness = buildHarnessImage(base, {
     source: { streams: ['numbers'], records_per_stream: RECORDS, state_every: 500 },
     destination: { url: db.url, table_prefix: prefix },
@@ -94,7 +95,7 @@ function syncRun(prefix: string, waitForGo = false): ClaimedTaskRun {
     executor: { type: 'docker', pool: 'default', image: harness, inject_runner: false },
     task: {
       type: 'sync',
-      source: { image: SOURCE_IMAGE, config: {} },
+      source: { image: sourceImage, config: {} },
       destination: { image: DESTINATION_POSTGRES_IMAGE, config: {} },
     },
   });
@@ -191,5 +192,14 @@ describe('docker executor: a sync attempt', () => {
     expect(outcome.error).toMatch(/was killed \(exit code 137\)/);
     expect(await attemptContainers(run)).toEqual([]);
     expect(await attemptVolumes(run)).toEqual([]);
+  }, 120_000);
+
+  it("a connector image running as another user than the runner's reads its files (written by its own wrapper, 0600)", async () => {
+    const executor = newExecutor();
+    const run = syncRun('d_', false, SOURCE_NOBODY_IMAGE);
+    const handle = await executor.start(run, ctx);
+    const outcome = await executor.wait(handle);
+    expect(outcome).toMatchObject({ exitCode: 0 });
+    expect(await rowsIn('d_numbers')).toBe(RECORDS);
   }, 120_000);
 });

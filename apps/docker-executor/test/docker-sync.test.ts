@@ -156,9 +156,15 @@ async function containersByRole(owner: string, taskRunId?: string): Promise<Reco
   );
 }
 
+/** The owner's volumes, once none is left or after 10 s (the volume goes right after the containers). */
 async function ownedVolumes(owner: string): Promise<string[]> {
-  const { Volumes } = await fx.docker.listVolumes({ filters: { label: [`sluice.io/owner=${owner}`] } });
-  return (Volumes ?? []).map((v) => v.Name);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { Volumes } = await fx.docker.listVolumes({ filters: { label: [`sluice.io/owner=${owner}`] } });
+    const names = (Volumes ?? []).map((v) => v.Name);
+    if (names.length === 0 || Date.now() > deadline) return names;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 describe('docker executor: sync tasks', () => {
@@ -258,4 +264,18 @@ describe('docker executor: sync tasks', () => {
     expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
     expect(await ownedVolumes(owner)).toEqual([]);
   }, 300_000);
+
+  it('a cancelled sync stops its connectors through the runner and leaves no container or volume', async () => {
+    const owner = await newExecutor();
+    const { api, id } = await startSync('cancelled', syncFlow('cancelled', 5000, { delayMs: 5 }));
+    await explained(everything(), () => waitForCommits('cancelled', 1));
+    expect(Object.keys(await containersByRole(owner)).sort()).toEqual(['destination', 'runner', 'source']);
+    expect((await api.call('POST', `/api/v1/executions/${id}/cancel`)).status).toBeLessThan(300);
+    const done = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    expect(done.taskRuns[0]).toMatchObject({ state: 'CANCELLED' });
+    const committed = (await ledger('cancelled')).reduce((n, r) => n + r.records, 0);
+    expect(committed).toBeLessThan(5000);
+    expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
+    expect(await ownedVolumes(owner)).toEqual([]);
+  }, 180_000);
 });

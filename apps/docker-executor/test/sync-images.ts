@@ -19,13 +19,15 @@ const EXAMPLES = join(REPO, 'examples', 'connectors');
 export const SOURCE_IMAGE = 'sluice-test/sync-source-sequence:1';
 export const DESTINATION_POSTGRES_IMAGE = 'sluice-test/sync-destination-postgres:1';
 export const DESTINATION_NULL_IMAGE = 'sluice-test/sync-destination-null:1';
+/** The source as a non-root user (nobody), as many connector images run. */
+export const SOURCE_NOBODY_IMAGE = 'sluice-test/sync-source-sequence-nobody:1';
 
 function build(tag: string, base: string, context: string, lines: string[]): void {
   writeFileSync(join(context, 'Dockerfile'), [`FROM ${base}`, ...lines, ''].join('\n'));
   execFileSync('docker', ['build', '-q', '-t', tag, context], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
-/** Builds the three images (cheap when the engine has their layers cached) and returns the base. */
+/** Builds the images (cheap when the engine has their layers cached) and returns the base. */
 export async function ensureSyncConnectorImages(docker: Docker): Promise<string> {
   const base = await ensureNodeImage(docker);
   const context = mkdtempSync(join(tmpdir(), 'sync-images-'));
@@ -46,6 +48,11 @@ export async function ensureSyncConnectorImages(docker: Docker): Promise<string>
     });
     build(SOURCE_IMAGE, base, context, [
       'COPY connectors /opt/connectors',
+      'ENTRYPOINT ["node", "/opt/connectors/source-sequence/main.cjs"]',
+    ]);
+    build(SOURCE_NOBODY_IMAGE, base, context, [
+      'COPY connectors /opt/connectors',
+      'USER 65534:65534',
       'ENTRYPOINT ["node", "/opt/connectors/source-sequence/main.cjs"]',
     ]);
     build(DESTINATION_NULL_IMAGE, base, context, [

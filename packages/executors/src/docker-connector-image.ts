@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import type { ClaimedTaskRun } from '@sluice/protocol';
+import { ensureImage } from './docker-image';
 import { errorMessage } from './errors';
 import { TaskRunStartError } from './start-error';
 
@@ -78,4 +79,19 @@ export async function connectorImageConfig(docker: Docker, image: string): Promi
   const cmd = asList(config.Cmd);
   const command = airbyte?.length ? airbyte : entrypoint.length ? entrypoint : cmd.length ? cmd : null;
   return { command, nodeOptions: envValue(config.Env, 'NODE_OPTIONS') };
+}
+
+/**
+ * A connector task runs in its `connector.image` (pulled here), and its
+ * runner is told the image's command; null for any other task.
+ */
+export async function prepareConnectorImage(
+  docker: Docker,
+  run: Pick<ClaimedTaskRun, 'task' | 'executor'>,
+): Promise<{ image: string; extraEnv: string[] } | null> {
+  const image = connectorImageOf(run);
+  if (!image) return null;
+  await ensureImage(docker, image, run.executor.pull);
+  const { command } = await connectorImageConfig(docker, image);
+  return { image, extraEnv: command ? [`${CONNECTOR_ENTRYPOINT_ENV}=${JSON.stringify(command)}`] : [] };
 }

@@ -15,6 +15,20 @@ export async function removeContainer(container: Docker.Container): Promise<void
   }
 }
 
+/** Creates a container; a leftover of the same name (an executor that died mid-start) is replaced. */
+export async function createReplacing(
+  docker: Docker,
+  spec: Docker.ContainerCreateOptions,
+): Promise<Docker.Container> {
+  try {
+    return await docker.createContainer(spec);
+  } catch (err) {
+    if (!isDockerStatus(err, 409) || !spec.name) throw err;
+    await removeContainer(docker.getContainer(spec.name));
+    return docker.createContainer(spec);
+  }
+}
+
 /** SIGTERM, then SIGKILL after `graceSeconds` (the engine's stop); a stopped or missing container is fine. */
 export async function stopContainer(container: Docker.Container, graceSeconds: number): Promise<void> {
   try {

@@ -6,8 +6,14 @@ import { containerSpec } from './docker-container-spec';
 import { ensureImage } from './docker-image';
 import { containerName, DOCKER_LABELS, taskRunFromLabels } from './docker-labels';
 import { RunnerInjection } from './docker-runner-injection';
-import { isDockerStatus, removeContainer, stopContainer, waitForExit } from './docker-containers';
-import { CONNECTOR_ENTRYPOINT_ENV, connectorImageConfig, connectorImageOf } from './docker-connector-image';
+import {
+  createReplacing,
+  isDockerStatus,
+  removeContainer,
+  stopContainer,
+  waitForExit,
+} from './docker-containers';
+import { prepareConnectorImage } from './docker-connector-image';
 import { createSyncAttempt, removeSyncAttempt, startSyncAttempt, SYNC_ROLE_RUNNER } from './docker-sync';
 
 export interface DockerExecutorOptions {
@@ -122,24 +128,17 @@ export class DockerExecutor implements Executor {
     ctx: ExecutorContext,
     entry: DockerTaskRun,
   ): Promise<Docker.Container> {
-    const connectorImage = connectorImageOf(run);
-    const extraEnv: string[] = [];
-    if (connectorImage) {
-      await ensureImage(this.docker, connectorImage, run.executor.pull);
-      const { command } = await connectorImageConfig(this.docker, connectorImage);
-      if (command) extraEnv.push(`${CONNECTOR_ENTRYPOINT_ENV}=${JSON.stringify(command)}`);
-    }
+    const connector = await prepareConnectorImage(this.docker, run);
     const spec = containerSpec({
       run,
       ownerId: this.ownerId,
       runnerApiUrl: ctx.runnerApiUrl,
       network: this.network,
       runtimeDefaults: this.runtimeDefaults,
-      image: connectorImage,
-      extraEnv,
+      ...connector,
     });
-    if (!connectorImage) await ensureImage(this.docker, spec.Image ?? '', run.executor.pull);
-    const container = await this.create(spec);
+    if (!connector) await ensureImage(this.docker, spec.Image ?? '', run.executor.pull);
+    const container = await createReplacing(this.docker, spec);
     entry.container = container;
     if (run.executor.inject_runner !== false) await this.injection.injectInto(container);
     await container.start();
@@ -316,17 +315,6 @@ export class DockerExecutor implements Executor {
   private async removeAttempt(entry: DockerTaskRun): Promise<void> {
     if (entry.container) await removeContainer(entry.container);
     if (entry.sync) await removeSyncAttempt(this.docker, this.ownerId, entry);
-  }
-
-  /** Creates the container; a leftover of the same attempt (an executor that died mid-start) is replaced. */
-  private async create(spec: Docker.ContainerCreateOptions): Promise<Docker.Container> {
-    try {
-      return await this.docker.createContainer(spec);
-    } catch (err) {
-      if (!isDockerStatus(err, 409) || !spec.name) throw err;
-      await removeContainer(this.docker.getContainer(spec.name));
-      return this.docker.createContainer(spec);
-    }
   }
 
   /** How the container ended, told the way the instance completes it when the runner reported nothing. */

@@ -11,7 +11,7 @@ import {
 } from '@sluice/protocol';
 import { containerSpec, type ContainerSpecInput } from './docker-container-spec';
 import { connectorImageConfig, syncImagesOf } from './docker-connector-image';
-import { isDockerStatus, removeContainer } from './docker-containers';
+import { createReplacing, isDockerStatus, removeContainer } from './docker-containers';
 import { ensureImage } from './docker-image';
 import { containerLabels, containerName, DOCKER_LABELS } from './docker-labels';
 import { containerLimits } from './docker-resources';
@@ -87,6 +87,9 @@ export async function createSyncAttempt(
 
   const volume = syncVolumeName(run);
   const labels = containerLabels(ownerId, run);
+  // A leftover of this attempt (an executor that died mid-start) goes first: its exit files would mislead the runner.
+  await removeContainer(docker.getContainer(containerName(run)));
+  await removeSyncAttempt(docker, ownerId, run);
   await docker.createVolume({ Name: volume, Labels: labels });
   const binds = [`${volume}:${SYNC_MOUNT}`];
 
@@ -183,20 +186,6 @@ async function volumeLayout(): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** A leftover of the same attempt (an executor that died mid-start) is replaced. */
-async function createReplacing(
-  docker: Docker,
-  spec: Docker.ContainerCreateOptions,
-): Promise<Docker.Container> {
-  try {
-    return await docker.createContainer(spec);
-  } catch (err) {
-    if (!isDockerStatus(err, 409) || !spec.name) throw err;
-    await removeContainer(docker.getContainer(spec.name));
-    return docker.createContainer(spec);
-  }
-}
-
 /**
  * Removes an attempt's connector containers and its volume (the runner's
  * container is the caller's): found by their labels, so this works as well
@@ -221,7 +210,10 @@ export async function removeSyncAttempt(
     const role = c.Labels?.[DOCKER_LABELS.role];
     if (role === 'source' || role === 'destination') await removeContainer(docker.getContainer(c.Id));
   }
-  await removeVolume(docker, syncVolumeName(run));
+  // A container whose removal the engine is still finishing holds the volume a moment longer.
+  for (let i = 0; !(await removeVolume(docker, syncVolumeName(run))) && i < 25; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** A volume gone already is fine; one still in use (409) is left to the owner's cleanup. */

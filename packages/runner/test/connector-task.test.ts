@@ -115,3 +115,13 @@ test("an image's connector runs its AIRBYTE_ENTRYPOINT, as in the image's own co
   expect(exitCode).toBe(0);
   expect(api.outputs).toMatchObject({ status: 'SUCCEEDED' });
 });
+
+test('an image without AIRBYTE_ENTRYPOINT runs the command the docker executor read from its config (SLUICE_CONNECTOR_ENTRYPOINT)', async () => {
+  const { exitCode } = await run(
+    { operation: 'check', image: 'example/source-sequence', config: { records_per_stream: 2 } },
+    // A JSON array: an argument with a space would survive it.
+    { SLUICE_CONNECTOR_ENTRYPOINT: JSON.stringify([process.execPath, SOURCE]) },
+  );
+  expect(exitCode).toBe(0);
+  expect(api.outputs).toMatchObject({ status: 'SUCCEEDED' });
+});
