@@ -27,6 +27,14 @@ const FLOWS: Record<string, string> = {
     '\n',
   ),
   slow: ['tasks:', command('wait', 'echo waiting; sleep 60'), ''].join('\n'),
+  greet: [
+    'inputs:',
+    '  who: { type: string, required: true }',
+    '  times: { type: number, default: 1 }',
+    'tasks:',
+    command('hello', 'echo hello {{ inputs.who }} x{{ inputs.times }}'),
+    '',
+  ].join('\n'),
 };
 
 beforeAll(async () => {
@@ -71,6 +79,36 @@ describe('sluice run', () => {
       ['second', 'three'],
     ]);
     expect(all[all.length - 1]).toMatchObject({ namespace: NS, flowId: 'two', state: 'SUCCEEDED' });
+  });
+
+  it('--input name=value passes inputs, converted to their declared types; a bad one is the 422 in one line', async () => {
+    const run = await sluice(
+      ['run', `${NS}/greet`, '--follow', '--input', 'who=world', '--input', 'times=3'],
+      fixture().env,
+    );
+    expect(run.stdout).toBe('hello world x3\n');
+    expect(run.code).toBe(0);
+    const executions = await sluice(
+      ['executions', 'list', '--namespace', NS, '--flow', 'greet', '-o', 'json'],
+      fixture().env,
+    );
+    const page = JSON.parse(executions.stdout) as { executions: { inputs: unknown }[] };
+    expect(page.executions[0]?.inputs).toEqual({ who: 'world', times: 3 });
+
+    const bad = await sluice(
+      ['run', `${NS}/greet`, '--input', 'who=x', '--input', 'times=many'],
+      fixture().env,
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^sluice run: 422 .*inputs\.times.*\n$/);
+    const missing = await sluice(['run', `${NS}/greet`], fixture().env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/inputs\.who/);
+    const after = await sluice(
+      ['executions', 'list', '--namespace', NS, '--flow', 'greet', '-o', 'json'],
+      fixture().env,
+    );
+    expect((JSON.parse(after.stdout) as { executions: unknown[] }).executions).toHaveLength(1);
   });
 
   it('a missing flow is the server error in one line, exit 1', async () => {
