@@ -1,17 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { ensureNodeImage } from '@sluice/testing';
 
 /**
- * Connector images of the example connectors for the docker sync tests,
- * built on the local node image (no registry): each runs its connector from
- * its ENTRYPOINT, with no AIRBYTE_ENTRYPOINT, as a plain connector image.
- * destination-postgres is bundled with `pg` into one file, so the image
- * needs no node_modules.
+ * The example connectors' images for the docker sync tests, built from their
+ * own Dockerfiles in examples/connectors (what a user builds) on the local
+ * node image (no registry): each runs its connector from its ENTRYPOINT, with
+ * no AIRBYTE_ENTRYPOINT, as a plain connector image. destination-postgres is
+ * bundled with `pg` into one file first (examples/connectors/bundle.cjs).
  */
 const REPO = join(__dirname, '..', '..', '..');
 const EXAMPLES = join(REPO, 'examples', 'connectors');
@@ -22,47 +21,31 @@ export const DESTINATION_NULL_IMAGE = 'sluice-test/sync-destination-null:1';
 /** The source as a non-root user (nobody), as many connector images run. */
 export const SOURCE_NOBODY_IMAGE = 'sluice-test/sync-source-sequence-nobody:1';
 
-function build(tag: string, base: string, context: string, lines: string[]): void {
-  writeFileSync(join(context, 'Dockerfile'), [`FROM ${base}`, ...lines, ''].join('\n'));
-  execFileSync('docker', ['build', '-q', '-t', tag, context], { stdio: ['ignore', 'ignore', 'pipe'] });
+function docker(args: string[]): void {
+  execFileSync('docker', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 /** Builds the images (cheap when the engine has their layers cached) and returns the base. */
-export async function ensureSyncConnectorImages(docker: Docker): Promise<string> {
-  const base = await ensureNodeImage(docker);
+export async function ensureSyncConnectorImages(engine: Docker): Promise<string> {
+  const base = await ensureNodeImage(engine);
   const context = mkdtempSync(join(tmpdir(), 'sync-images-'));
   try {
-    cpSync(EXAMPLES, join(context, 'connectors'), { recursive: true });
-    // esbuild is the runner app's build tool; loaded from there.
-    const esbuild = createRequire(join(REPO, 'apps', 'runner', 'package.json'))('esbuild') as {
-      buildSync(options: Record<string, unknown>): unknown;
-    };
-    esbuild.buildSync({
-      entryPoints: [join(EXAMPLES, 'destination-postgres', 'main.cjs')],
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      external: ['pg-native'],
-      outfile: join(context, 'destination-postgres.cjs'),
-      logLevel: 'warning',
+    cpSync(EXAMPLES, context, { recursive: true });
+    execFileSync(process.execPath, [join(EXAMPLES, 'bundle.cjs'), join(context, 'dist')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
-    build(SOURCE_IMAGE, base, context, [
-      'COPY connectors /opt/connectors',
-      'ENTRYPOINT ["node", "/opt/connectors/source-sequence/main.cjs"]',
-    ]);
-    build(SOURCE_NOBODY_IMAGE, base, context, [
-      'COPY connectors /opt/connectors',
-      'USER 65534:65534',
-      'ENTRYPOINT ["node", "/opt/connectors/source-sequence/main.cjs"]',
-    ]);
-    build(DESTINATION_NULL_IMAGE, base, context, [
-      'COPY connectors /opt/connectors',
-      'ENTRYPOINT ["node", "/opt/connectors/destination-null/main.cjs"]',
-    ]);
-    build(DESTINATION_POSTGRES_IMAGE, base, context, [
-      'COPY destination-postgres.cjs /opt/destination-postgres.cjs',
-      'ENTRYPOINT ["node", "/opt/destination-postgres.cjs"]',
-    ]);
+    const images: [string, string][] = [
+      [SOURCE_IMAGE, 'source-sequence'],
+      [DESTINATION_NULL_IMAGE, 'destination-null'],
+      [DESTINATION_POSTGRES_IMAGE, 'destination-postgres'],
+    ];
+    for (const [tag, connector] of images) {
+      const dockerfile = join(context, connector, 'Dockerfile');
+      docker(['build', '-q', '--build-arg', `NODE_IMAGE=${base}`, '-f', dockerfile, '-t', tag, context]);
+    }
+    const nobody = join(context, 'nobody.Dockerfile');
+    writeFileSync(nobody, `FROM ${SOURCE_IMAGE}\nUSER 65534:65534\n`);
+    docker(['build', '-q', '-f', nobody, '-t', SOURCE_NOBODY_IMAGE, context]);
   } finally {
     rmSync(context, { recursive: true, force: true });
   }
