@@ -52,7 +52,8 @@ const IMAGE_ENV: Record<string, Record<string, string>> = {
 };
 
 const built =
-  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'sluice')) && existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'lib', LOADER_NAME));
+  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'sluice')) &&
+  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'lib', LOADER_NAME));
 if (kube && !built) console.warn('SKIPPED kubernetes-sync: no self-contained runner (pnpm build)');
 
 const apis = kubeApis(NAMESPACE);
@@ -179,8 +180,9 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
   }
 
   const tableIds = async (schema: string) =>
-    (await sql.query<{ id: number }>(`SELECT (data->>'id')::int AS id FROM "${schema}"."users" ORDER BY 1`))
-      .rows.map((r) => r.id);
+    (
+      await sql.query<{ id: number }>(`SELECT (data->>'id')::int AS id FROM "${schema}"."users" ORDER BY 1`)
+    ).rows.map((r) => r.id);
 
   it('runs the orchestrator, source and destination in one Job: SUCCEEDED, records and ledger committed; Job and Secret go', async () => {
     if (!topology) return;
@@ -258,7 +260,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
     const execution = await explained(everything(), () => api.waitFor(id, ended, 60_000));
     expect(execution.state).toBe('FAILED');
     const [run] = execution.taskRuns;
-    expect(run!.error).toContain('injected failure after 120 records');
+    expect((run as { error?: string } | undefined)?.error).toContain('injected failure after 120 records');
     // States every 50 records: the destination acknowledged 100, received 120.
     expect(await tableIds('k8s_fails')).toEqual(range(1, 100));
     const commits = await ledger('fails');

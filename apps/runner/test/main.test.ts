@@ -142,7 +142,9 @@ test('runner-install --sync-layout also lays out a sync’s FIFOs and work dir (
     }
     // Nothing but the layout: the FIFO helper is removed.
     expect((await readdir(syncDir)).sort()).toEqual(['pipes', 'work']);
-    expect((await readdir(join(syncDir, 'pipes'))).length).toBe(layout.filter((e) => e.type === 'fifo').length);
+    expect((await readdir(join(syncDir, 'pipes'))).length).toBe(
+      layout.filter((e) => e.type === 'fifo').length,
+    );
     // A rerun keeps what is there.
     expect(await main(['runner-install', target, '--sync-layout', syncDir], term)).toBe(0);
     expect(term.err).toBe('');

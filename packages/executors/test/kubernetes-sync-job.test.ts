@@ -24,7 +24,12 @@ const OWNER = `k8s-${randomBytes(3).toString('hex')}`;
 const RUNNER_IMAGE = 'sluice-test/runner:1';
 const SOURCE_IMAGE = 'example/source-sequence:1';
 const DESTINATION_IMAGE = 'example/destination-postgres:1';
-const LOADER = ['/sluice-bin/lib/ld-linux-x86-64.so.2', '--library-path', '/sluice-bin/lib', '/sluice-bin/sluice'];
+const LOADER = [
+  '/sluice-bin/lib/ld-linux-x86-64.so.2',
+  '--library-path',
+  '/sluice-bin/lib',
+  '/sluice-bin/sluice',
+];
 const MOUNTS = [
   { name: 'sluice-bin', mountPath: '/sluice-bin' },
   { name: 'sluice-sync', mountPath: '/sluice-sync' },
@@ -84,7 +89,11 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
     const handle = await executor.start(run, ctx);
     const name = handle.externalRef ?? '';
     const job = await ns.client.readJob(name);
-    const labels = { 'sluice.io/owner': OWNER, 'sluice.io/task-run': run.taskRunId, 'sluice.io/attempt': '1' };
+    const labels = {
+      'sluice.io/owner': OWNER,
+      'sluice.io/task-run': run.taskRunId,
+      'sluice.io/attempt': '1',
+    };
     expect(job?.metadata?.labels).toMatchObject(labels);
     expect(job?.spec?.backoffLimit).toBe(0);
     const pod = job?.spec?.template.spec;
@@ -108,7 +117,14 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
     expect(runner?.command).toEqual([...LOADER, 'exec']);
     expect(source?.image).toBe(SOURCE_IMAGE);
     // The source's command is its image's AIRBYTE_ENTRYPOINT, read by the wrapper; the destination names one.
-    expect(source?.command).toEqual([...LOADER, 'connector-pipe', '--dir', '/sluice-sync', '--role', 'source']);
+    expect(source?.command).toEqual([
+      ...LOADER,
+      'connector-pipe',
+      '--dir',
+      '/sluice-sync',
+      '--role',
+      'source',
+    ]);
     expect(destination?.image).toBe(DESTINATION_IMAGE);
     expect(destination?.command).toEqual([
       ...LOADER,
