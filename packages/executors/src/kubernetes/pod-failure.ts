@@ -1,5 +1,6 @@
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { TaskRunReason } from '@sluice/protocol';
+import { SYNC_CONTAINERS } from './sync-pod';
 
 /** Waiting reasons that mean the image cannot be pulled (they can clear, hence a grace). */
 export const IMAGE_PULL_REASONS: ReadonlySet<string> = new Set([
@@ -20,8 +21,7 @@ export interface JobEnd {
 /** Per Job: when each container was first seen failing to pull, so a short-lived pull error is waited out. */
 export type PullErrorsSince = Map<string, number>;
 
-/** The runner's container of a sync pod (sync-pod.ts: SYNC_CONTAINERS.runner). */
-const SYNC_RUNNER_CONTAINER = 'runner';
+const SYNC_RUNNER_CONTAINER = SYNC_CONTAINERS.runner;
 /** Terminated reasons of a container that never ran its command (its wrapper cannot report that). */
 const NEVER_STARTED_REASONS: ReadonlySet<string> = new Set(['StartError', 'ContainerCannotRun']);
 
