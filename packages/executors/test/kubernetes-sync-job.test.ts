@@ -244,4 +244,41 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
     expect(outcome.error).toContain('StartError');
     await jobGone(handle);
   }, 60_000);
+
+  it('is adopted by a restarted executor of the same owner as one Job, which it watches to its end', async () => {
+    const run = syncRun({ image: 'example/runner-base:1' });
+    const handle = await executor.start(run, ctx);
+    const job = await ns.client.readJob(handle.externalRef ?? '');
+    await executor.shutdown();
+    const second = new KubernetesExecutor({
+      client: ns.client,
+      ownerId: OWNER,
+      runnerImage: RUNNER_IMAGE,
+      pollIntervalMs: 100,
+      heartbeatIntervalMs: 200,
+    });
+    try {
+      const adopted = second.adopt(job!, ctx);
+      expect(adopted?.run).toMatchObject({
+        taskRunId: run.taskRunId,
+        attempt: 1,
+        fence: run.fence,
+        executor: { type: 'kubernetes', image: 'example/runner-base:1' },
+      });
+      expect(adopted?.handle.externalRef).toBe(handle.externalRef);
+      const pod = await podOf(ns, handle.externalRef ?? '');
+      await writePodStatus(ns, pod, {
+        phase: 'Succeeded',
+        containerStatuses: [
+          exited('runner', 'example/runner-base:1', 0),
+          exited('source', SOURCE_IMAGE, 0),
+          exited('destination', DESTINATION_IMAGE, 0),
+        ],
+      });
+      expect(await second.wait(adopted!.handle)).toMatchObject({ exitCode: 0 });
+      await jobGone(handle);
+    } finally {
+      await second.shutdown();
+    }
+  }, 60_000);
 });
