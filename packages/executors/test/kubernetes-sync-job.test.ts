@@ -4,14 +4,14 @@ import type { ClaimedTaskRun } from '@sluice/protocol';
 import { KubernetesExecutor, RUN_TOKEN_KEY, type ExecutorContext, type TaskRunHandle } from '../src';
 import {
   containerStatus,
-  createNamespace,
   describeKube,
   jobDeleted,
   kubeContext,
+  kubeSuite,
   kubeTaskRun,
   podOf,
+  TEST_RUNNER_IMAGE,
   writePodStatus,
-  type KubeNamespace,
 } from './kubernetes-fixtures';
 
 /**
@@ -20,8 +20,6 @@ import {
  * only; and how its containers' states end the work (the runner's decide).
  */
 
-const OWNER = `k8s-${randomBytes(3).toString('hex')}`;
-const RUNNER_IMAGE = 'sluice-test/runner:1';
 const SOURCE_IMAGE = 'example/source-sequence:1';
 const DESTINATION_IMAGE = 'example/destination-postgres:1';
 const LOADER = [
@@ -34,7 +32,6 @@ const MOUNTS = [
   { name: 'sluice-bin', mountPath: '/sluice-bin' },
   { name: 'sluice-sync', mountPath: '/sluice-sync' },
 ];
-let ns: KubeNamespace;
 let ctx: ExecutorContext;
 let executor: KubernetesExecutor;
 
@@ -59,26 +56,14 @@ function syncRun(executorBlock: Partial<ClaimedTaskRun['executor']> = {}): Claim
 }
 
 describeKube('KubernetesExecutor: the Job of a sync', () => {
-  beforeAll(async () => {
-    ns = await createNamespace('sluice-ksync');
-  }, 60_000);
-  afterAll(async () => ns?.delete());
+  const suite = kubeSuite('sluice-ksync');
 
   beforeEach(() => {
     ctx = kubeContext('http://sluice-server.sluice:8081');
-    executor = new KubernetesExecutor({
-      client: ns.client,
-      ownerId: OWNER,
-      runnerImage: RUNNER_IMAGE,
-      defaultResources: { cpu: '250m', memory: '128Mi' },
-      pollIntervalMs: 100,
-      heartbeatIntervalMs: 200,
-      imagePullGraceMs: 500,
-    });
+    executor = suite.executor({ defaultResources: { cpu: '250m', memory: '128Mi' }, imagePullGraceMs: 500 });
   });
-  afterEach(() => executor.shutdown());
 
-  const jobGone = (handle: TaskRunHandle) => jobDeleted(ns, handle.externalRef ?? '');
+  const jobGone = (handle: TaskRunHandle) => jobDeleted(suite.ns, handle.externalRef ?? '');
   const running = (name: string, image: string) =>
     containerStatus(name, image, { running: { startedAt: new Date() } });
   const exited = (name: string, image: string, exitCode: number, reason = exitCode ? 'Error' : 'Completed') =>
@@ -88,9 +73,9 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
     const run = syncRun();
     const handle = await executor.start(run, ctx);
     const name = handle.externalRef ?? '';
-    const job = await ns.client.readJob(name);
+    const job = await suite.ns.client.readJob(name);
     const labels = {
-      'sluice.io/owner': OWNER,
+      'sluice.io/owner': suite.ownerId,
       'sluice.io/task-run': run.taskRunId,
       'sluice.io/attempt': '1',
     };
@@ -104,7 +89,7 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
     ]);
     expect(pod?.initContainers?.map((c) => [c.image, c.command, c.volumeMounts])).toEqual([
       [
-        RUNNER_IMAGE,
+        TEST_RUNNER_IMAGE,
         ['/usr/local/bin/sluice', 'runner-install', '/sluice-bin', '--sync-layout', '/sluice-sync'],
         MOUNTS,
       ],
@@ -113,7 +98,7 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
     expect(pod?.containers.map((c) => c.name)).toEqual(['runner', 'source', 'destination']);
     const { runner, source, destination } = containers;
     // No executor.image: the runner image, its runner started through the injected copy.
-    expect(runner?.image).toBe(RUNNER_IMAGE);
+    expect(runner?.image).toBe(TEST_RUNNER_IMAGE);
     expect(runner?.command).toEqual([...LOADER, 'exec']);
     expect(source?.image).toBe(SOURCE_IMAGE);
     // The source's command is its image's AIRBYTE_ENTRYPOINT, read by the wrapper; the destination names one.
@@ -156,7 +141,7 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
       ]);
     }
 
-    const podObject = await podOf(ns, name);
+    const podObject = await podOf(suite.ns, name);
     for (const manifest of [job, podObject]) {
       const text = JSON.stringify(manifest);
       expect(text).not.toContain(run.runToken);
@@ -169,21 +154,21 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
 
   it('a connector that exits while the runner runs ends nothing; the runner’s exit decides, naming it', async () => {
     const handle = await executor.start(syncRun(), ctx);
-    const pod: V1Pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod: V1Pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Running',
       containerStatuses: [
-        running('runner', RUNNER_IMAGE),
+        running('runner', TEST_RUNNER_IMAGE),
         exited('source', SOURCE_IMAGE, 0),
         exited('destination', DESTINATION_IMAGE, 1),
       ],
     });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await executor.status(handle)).toBe('running');
-    await writePodStatus(ns, pod, {
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       containerStatuses: [
-        exited('runner', RUNNER_IMAGE, 1),
+        exited('runner', TEST_RUNNER_IMAGE, 1),
         exited('source', SOURCE_IMAGE, 0),
         exited('destination', DESTINATION_IMAGE, 1),
       ],
@@ -196,11 +181,11 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
 
   it('the runner’s exit 0 ends the work even while a connector’s container still stops', async () => {
     const handle = await executor.start(syncRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Running',
       containerStatuses: [
-        exited('runner', RUNNER_IMAGE, 0),
+        exited('runner', TEST_RUNNER_IMAGE, 0),
         exited('source', SOURCE_IMAGE, 0),
         running('destination', DESTINATION_IMAGE),
       ],
@@ -211,11 +196,11 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
 
   it('fails image_pull naming the connector’s container that cannot pull', async () => {
     const handle = await executor.start(syncRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Pending',
       containerStatuses: [
-        running('runner', RUNNER_IMAGE),
+        running('runner', TEST_RUNNER_IMAGE),
         containerStatus('source', SOURCE_IMAGE, { waiting: { reason: 'ImagePullBackOff' } }),
         running('destination', DESTINATION_IMAGE),
       ],
@@ -229,11 +214,11 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
 
   it('fails pod_crash naming a connector’s container that could not start (its wrapper cannot report)', async () => {
     const handle = await executor.start(syncRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Running',
       containerStatuses: [
-        running('runner', RUNNER_IMAGE),
+        running('runner', TEST_RUNNER_IMAGE),
         running('source', SOURCE_IMAGE),
         exited('destination', DESTINATION_IMAGE, 128, 'StartError'),
       ],
@@ -248,15 +233,9 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
   it('is adopted by a restarted executor of the same owner as one Job, which it watches to its end', async () => {
     const run = syncRun({ image: 'example/runner-base:1' });
     const handle = await executor.start(run, ctx);
-    const job = await ns.client.readJob(handle.externalRef ?? '');
+    const job = await suite.ns.client.readJob(handle.externalRef ?? '');
     await executor.shutdown();
-    const second = new KubernetesExecutor({
-      client: ns.client,
-      ownerId: OWNER,
-      runnerImage: RUNNER_IMAGE,
-      pollIntervalMs: 100,
-      heartbeatIntervalMs: 200,
-    });
+    const second = suite.executor();
     try {
       const adopted = second.adopt(job!, ctx);
       expect(adopted?.run).toMatchObject({
@@ -266,8 +245,8 @@ describeKube('KubernetesExecutor: the Job of a sync', () => {
         executor: { type: 'kubernetes', image: 'example/runner-base:1' },
       });
       expect(adopted?.handle.externalRef).toBe(handle.externalRef);
-      const pod = await podOf(ns, handle.externalRef ?? '');
-      await writePodStatus(ns, pod, {
+      const pod = await podOf(suite.ns, handle.externalRef ?? '');
+      await writePodStatus(suite.ns, pod, {
         phase: 'Succeeded',
         containerStatuses: [
           exited('runner', 'example/runner-base:1', 0),
