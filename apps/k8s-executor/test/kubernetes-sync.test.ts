@@ -1,18 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { V1Container, V1Job } from '@kubernetes/client-node';
 import { Client } from 'pg';
-import {
-  createReadyNamespace,
-  DEFAULT_RUNNER_SEA_DIR,
-  ended,
-  explained,
-  LOADER_NAME,
-  userApi,
-  useTopology,
-} from '@sluice/testing';
+import { DEFAULT_RUNNER_SEA_DIR, ended, explained, userApi } from '@sluice/testing';
 import {
   containerEnv,
   describeKube,
@@ -21,8 +13,10 @@ import {
   kubeApis,
   newJob,
   runHere,
+  RUNNER_IMAGE_BINARY,
+  seaRunnerBuilt,
   secretGone,
-  startK8sExecutor,
+  useKubeTopology,
   writeJobPodStatus,
 } from './kube-flow-fixtures';
 
@@ -39,7 +33,6 @@ import {
 const OWNER = `k8s-sync-${randomBytes(3).toString('hex')}`;
 const NAMESPACE = `sluice-ksync-${randomBytes(3).toString('hex')}`;
 const NS = 'ksync';
-const IMAGE_BINARY = '/usr/local/bin/sluice';
 const SOURCE_IMAGE = 'example/source-sequence:1';
 const DESTINATION_IMAGE = 'example/destination-postgres:1';
 const CONNECTORS = resolve(__dirname, '..', '..', '..', 'examples', 'connectors');
@@ -51,25 +44,11 @@ const IMAGE_ENV: Record<string, Record<string, string>> = {
   },
 };
 
-const built =
-  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'sluice')) &&
-  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'lib', LOADER_NAME));
+const built = seaRunnerBuilt();
 if (kube && !built) console.warn('SKIPPED kubernetes-sync: no self-contained runner (pnpm build)');
 
 const apis = kubeApis(NAMESPACE);
-const topology =
-  kube && built
-    ? useTopology({
-        jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
-        startExecutor: async (server) => {
-          await createReadyNamespace(apis.core, NAMESPACE);
-          return startK8sExecutor(server, OWNER, NAMESPACE);
-        },
-        cleanup: async () => {
-          await apis.core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
-        },
-      })
-    : null;
+const topology = useKubeTopology(apis, OWNER, Boolean(kube) && built);
 
 function syncFlow(schema: string, destination: Record<string, unknown> = {}): string {
   return JSON.stringify({
@@ -134,7 +113,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
   /** A path inside a container, here: the emptyDirs' mounts are the temporary directories. */
   const here = (value: string) =>
-    value === IMAGE_BINARY
+    value === RUNNER_IMAGE_BINARY
       ? join(DEFAULT_RUNNER_SEA_DIR, 'sluice')
       : value.replace(/^\/sluice-bin(?=\/|$)/, bin).replace(/^\/sluice-sync(?=\/|$)/, sync);
 
