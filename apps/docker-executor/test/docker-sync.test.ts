@@ -1,23 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import {
-  createTestDatabase,
-  dockerFixtures,
   ended,
   explained,
   noContainersLeft,
   ownedContainers,
-  removeOwned,
-  startJobs,
-  startServer,
   userApi,
-  type AppProcess,
   type ContainerInfo,
-  type DockerFixtures,
-  type ServerProcess,
-  type TestDatabase,
 } from '@sluice/testing';
-import { startDockerExecutor } from './docker-support';
+import { startDockerExecutor, useDockerServer } from './docker-support';
 import {
   DESTINATION_POSTGRES_IMAGE,
   SOURCE_IMAGE,
@@ -33,60 +23,26 @@ import {
  * committed through the runner API as on the process executor.
  */
 const NS = 'dsync';
-let fx: DockerFixtures;
-let db: TestDatabase;
 let sqlClient: Client;
-let server: ServerProcess;
-let jobs: AppProcess;
-const processes: Record<string, AppProcess> = {};
-const owners: string[] = [];
-
-beforeAll(async () => {
-  fx = await dockerFixtures();
-  await ensureSyncConnectorImages(fx.docker);
-  db = await createTestDatabase();
-  sqlClient = new Client({ connectionString: db.url });
-  sqlClient.on('error', () => undefined);
-  await sqlClient.connect();
-  server = await startServer(db.url, { PIPELINE_HEARTBEAT_TIMEOUT: '5s' });
-  jobs = await startJobs(db.url, {
-    PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms',
-    PIPELINE_JOB_WATCHDOG_INTERVAL: '1s',
-    PIPELINE_HEARTBEAT_TIMEOUT: '5s',
-  });
-}, 300_000);
-
-afterEach(async () => {
-  await Promise.all(Object.values(processes).map((p) => p.stop()));
-  for (const key of Object.keys(processes)) delete processes[key];
-});
-
-afterAll(async () => {
-  await jobs?.stop();
-  await server?.stop();
-  if (fx) {
-    for (const owner of owners) {
-      await removeOwned(fx.docker, owner);
-      const { Volumes } = await fx.docker.listVolumes({ filters: { label: [`sluice.io/owner=${owner}`] } });
-      for (const v of Volumes ?? [])
-        await fx.docker
-          .getVolume(v.Name)
-          .remove({ force: true })
-          .catch(() => undefined);
-    }
-  }
-  await sqlClient?.end();
-  await db?.drop();
+const t = useDockerServer({
+  setup: async ({ fx, db }) => {
+    await ensureSyncConnectorImages(fx.docker);
+    sqlClient = new Client({ connectionString: db.url });
+    sqlClient.on('error', () => undefined);
+    await sqlClient.connect();
+  },
+  teardown: async () => {
+    await sqlClient?.end();
+  },
+  timeoutMs: 300_000,
 });
 
 async function newExecutor(): Promise<string> {
-  const owner = `dsync-${randomBytes(3).toString('hex')}`;
-  owners.push(owner);
-  processes.executor = await startDockerExecutor(server, owner, fx);
+  const owner = t.newOwner('dsync');
+  t.processes.executor = await startDockerExecutor(t.server, owner, t.fx);
   return owner;
 }
 
-const everything = () => ({ ...processes, jobs, server });
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 function syncFlow(schema: string, records: number, options: { delayMs?: number; maxAttempts?: number } = {}) {
@@ -103,7 +59,7 @@ function syncFlow(schema: string, records: number, options: { delayMs?: number; 
         },
         destination: {
           image: DESTINATION_POSTGRES_IMAGE,
-          config: { url: db.url, schema, delay_ms_per_record: options.delayMs ?? 0 },
+          config: { url: t.db.url, schema, delay_ms_per_record: options.delayMs ?? 0 },
         },
         catalog: sequenceCatalog(['users']),
       },
@@ -112,7 +68,7 @@ function syncFlow(schema: string, records: number, options: { delayMs?: number; 
 }
 
 async function startSync(name: string, flowJson: string) {
-  const api = await userApi(server, 'admin');
+  const api = await userApi(t.server, 'admin');
   expect((await api.putFlow(NS, name, flowJson)).status).toBe(200);
   return { api, id: await api.run(NS, name) };
 }
@@ -148,7 +104,7 @@ async function waitForCommits(flow: string, n: number): Promise<void> {
 }
 
 async function containersByRole(owner: string, taskRunId?: string): Promise<Record<string, ContainerInfo>> {
-  const all = await ownedContainers(fx.docker, owner);
+  const all = await ownedContainers(t.fx.docker, owner);
   return Object.fromEntries(
     all
       .filter((c) => taskRunId === undefined || c.Labels['sluice.io/task-run'] === taskRunId)
@@ -160,7 +116,7 @@ async function containersByRole(owner: string, taskRunId?: string): Promise<Reco
 async function ownedVolumes(owner: string): Promise<string[]> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const { Volumes } = await fx.docker.listVolumes({ filters: { label: [`sluice.io/owner=${owner}`] } });
+    const { Volumes } = await t.fx.docker.listVolumes({ filters: { label: [`sluice.io/owner=${owner}`] } });
     const names = (Volumes ?? []).map((v) => v.Name);
     if (names.length === 0 || Date.now() > deadline) return names;
     await new Promise((r) => setTimeout(r, 100));
@@ -171,7 +127,7 @@ describe('docker executor: sync tasks', () => {
   it('syncs the example images end to end in three labelled containers, then incrementally; all removed after', async () => {
     const owner = await newExecutor();
     const { api, id } = await startSync('e2e', syncFlow('e2e', 1000, { delayMs: 2 }));
-    const running = await explained(everything(), () =>
+    const running = await explained(t.everything(), () =>
       api.waitFor(id, (e) => e.taskRuns[0]?.state === 'RUNNING', 60_000),
     );
     const taskRunId = running.taskRuns[0]!.id;
@@ -186,35 +142,35 @@ describe('docker executor: sync tasks', () => {
     }
     expect(roles.source!.Image).toBe(SOURCE_IMAGE);
     expect(roles.destination!.Image).toBe(DESTINATION_POSTGRES_IMAGE);
-    expect(roles.runner!.Image).toBe(fx.runner);
+    expect(roles.runner!.Image).toBe(t.fx.runner);
     expect(running.taskRuns[0]!.externalRef).toBe(roles.runner!.Id);
 
-    const done = await explained(everything(), () => api.waitFor(id, ended, 120_000));
+    const done = await explained(t.everything(), () => api.waitFor(id, ended, 120_000));
     expect(done.taskRuns[0]).toMatchObject({ state: 'SUCCEEDED' });
     expect(done.taskRuns[0]!.outputs).toMatchObject({ records_committed: '1000' });
     expect(await tableIds('e2e')).toEqual(range(1, 1000));
-    expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
+    expect(await noContainersLeft(t.fx.docker, owner)).toEqual([]);
     expect(await ownedVolumes(owner)).toEqual([]);
 
     // The next sync starts from the committed state: only the new records move.
     const second = await startSync('e2e', syncFlow('e2e', 1500));
-    const again = await explained(everything(), () => second.api.waitFor(second.id, ended, 120_000));
+    const again = await explained(t.everything(), () => second.api.waitFor(second.id, ended, 120_000));
     expect(again.taskRuns[0]).toMatchObject({ state: 'SUCCEEDED' });
     const runs = await deliveries('e2e');
     const last = Math.max(...runs.map(([run]) => run));
     expect(runs.filter(([run]) => run === last).map(([, n]) => n)).toEqual(range(1001, 1500));
     expect(await tableIds('e2e')).toEqual(range(1, 1500));
-    expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
+    expect(await noContainersLeft(t.fx.docker, owner)).toEqual([]);
   }, 300_000);
 
   it("kill of the runner's container mid-sync: lost, and the retry finishes from the last committed state", async () => {
     const owner = await newExecutor();
     const { api, id } = await startSync('killed', syncFlow('killed', 2000, { delayMs: 2.5, maxAttempts: 2 }));
-    await explained(everything(), () => waitForCommits('killed', 2));
+    await explained(t.everything(), () => waitForCommits('killed', 2));
     const roles = await containersByRole(owner);
-    await fx.docker.getContainer(roles.runner!.Id).kill();
+    await t.fx.docker.getContainer(roles.runner!.Id).kill();
 
-    const done = await explained(everything(), () => api.waitFor(id, ended, 180_000));
+    const done = await explained(t.everything(), () => api.waitFor(id, ended, 180_000));
     expect(done.state).toBe('SUCCEEDED');
     const [lost, retried] = done.taskRuns;
     expect(lost).toMatchObject({ attempt: 1, state: 'FAILED', reason: 'lost' });
@@ -227,23 +183,23 @@ describe('docker executor: sync tasks', () => {
     const last = Math.max(...runs.map(([run]) => run));
     expect(runs.filter(([run]) => run === last).map(([, n]) => n)).toEqual(range(committedByFirst + 1, 2000));
     expect(await tableIds('killed')).toEqual(range(1, 2000));
-    expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
+    expect(await noContainersLeft(t.fx.docker, owner)).toEqual([]);
     expect(await ownedVolumes(owner)).toEqual([]);
   }, 300_000);
 
   it('an executor killed and restarted mid-sync adopts the attempt with all three containers, and the sync finishes', async () => {
     const owner = await newExecutor();
     const { api, id } = await startSync('adopted', syncFlow('adopted', 2000, { delayMs: 3 }));
-    await explained(everything(), () => waitForCommits('adopted', 1));
+    await explained(t.everything(), () => waitForCommits('adopted', 1));
     const before = await containersByRole(owner);
-    processes.executor!.proc.kill('SIGKILL');
-    await processes.executor!.exited;
+    t.processes.executor!.proc.kill('SIGKILL');
+    await t.processes.executor!.exited;
 
-    processes.executor = await startDockerExecutor(server, owner, fx);
-    await explained(everything(), async () => {
+    t.processes.executor = await startDockerExecutor(t.server, owner, t.fx);
+    await explained(t.everything(), async () => {
       for (
         let i = 0;
-        !processes.executor!.output().includes('adopted a container whose task run still runs');
+        !t.processes.executor!.output().includes('adopted a container whose task run still runs');
         i++
       ) {
         if (i > 300) throw new Error('no adoption within 30 s');
@@ -258,24 +214,24 @@ describe('docker executor: sync tasks', () => {
     // The source may have sent everything already (it is faster than the destination); the rest still runs.
     expect([after.runner!.State, after.destination!.State]).toEqual(['running', 'running']);
 
-    const done = await explained(everything(), () => api.waitFor(id, ended, 180_000));
+    const done = await explained(t.everything(), () => api.waitFor(id, ended, 180_000));
     expect(done.taskRuns.map((r) => [r.attempt, r.state])).toEqual([[1, 'SUCCEEDED']]);
     expect(await tableIds('adopted')).toEqual(range(1, 2000));
-    expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
+    expect(await noContainersLeft(t.fx.docker, owner)).toEqual([]);
     expect(await ownedVolumes(owner)).toEqual([]);
   }, 300_000);
 
   it('a cancelled sync stops its connectors through the runner and leaves no container or volume', async () => {
     const owner = await newExecutor();
     const { api, id } = await startSync('cancelled', syncFlow('cancelled', 5000, { delayMs: 5 }));
-    await explained(everything(), () => waitForCommits('cancelled', 1));
+    await explained(t.everything(), () => waitForCommits('cancelled', 1));
     expect(Object.keys(await containersByRole(owner)).sort()).toEqual(['destination', 'runner', 'source']);
     expect((await api.call('POST', `/api/v1/executions/${id}/cancel`)).status).toBeLessThan(300);
-    const done = await explained(everything(), () => api.waitFor(id, ended, 60_000));
+    const done = await explained(t.everything(), () => api.waitFor(id, ended, 60_000));
     expect(done.taskRuns[0]).toMatchObject({ state: 'CANCELLED' });
     const committed = (await ledger('cancelled')).reduce((n, r) => n + r.records, 0);
     expect(committed).toBeLessThan(5000);
-    expect(await noContainersLeft(fx.docker, owner)).toEqual([]);
+    expect(await noContainersLeft(t.fx.docker, owner)).toEqual([]);
     expect(await ownedVolumes(owner)).toEqual([]);
   }, 180_000);
 });

@@ -1,6 +1,17 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Container, type V1Job } from '@kubernetes/client-node';
-import { eventually, startExecutor, type ServerProcess } from '@sluice/testing';
+import {
+  createReadyNamespace,
+  DEFAULT_RUNNER_SEA_DIR,
+  eventually,
+  LOADER_NAME,
+  startExecutor,
+  useTopology,
+  type ServerProcess,
+  type Topology,
+} from '@sluice/testing';
 
 /**
  * What the end-to-end kubernetes files share: the API clients, a k8s-executor on one
@@ -52,6 +63,32 @@ export function startK8sExecutor(
     'k8s-executor',
   );
 }
+
+/**
+ * A server, `sluice jobs` and one k8s-executor of `owner` on `apis.namespace`, which is
+ * created before the file's tests and deleted after them; null (nothing started) unless `run`.
+ */
+export function useKubeTopology(apis: KubeApis, owner: string, run: boolean): Topology | null {
+  if (!run) return null;
+  return useTopology({
+    jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
+    startExecutor: async (server) => {
+      await createReadyNamespace(apis.core, apis.namespace);
+      return startK8sExecutor(server, owner, apis.namespace);
+    },
+    cleanup: async () => {
+      await apis.core.deleteNamespace({ name: apis.namespace }).catch(() => undefined);
+    },
+  });
+}
+
+/** Where the runner image keeps the runner (job-manifest.ts's init container command names it). */
+export const RUNNER_IMAGE_BINARY = '/usr/local/bin/sluice';
+
+/** The self-contained runner apps/runner builds (`pnpm build`), which stands in for the runner image's. */
+export const seaRunnerBuilt = (): boolean =>
+  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'sluice')) &&
+  existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'lib', LOADER_NAME));
 
 /** The first Job of `owner` with `attempt` that is not in `seen` (then added to it). */
 export async function newJob(

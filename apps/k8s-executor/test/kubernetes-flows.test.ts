@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Job } from '@kubernetes/client-node';
-import { createReadyNamespace, ended, explained, SLUICE, userApi, useTopology } from '@sluice/testing';
+import { ended, explained, SLUICE, userApi } from '@sluice/testing';
 import {
   containerEnv,
   describeKube,
@@ -11,6 +11,7 @@ import {
   runHere,
   secretGone,
   startK8sExecutor,
+  useKubeTopology,
   writeJobPodStatus,
 } from './kube-flow-fixtures';
 
@@ -24,23 +25,8 @@ import {
 const OWNER = `k8s-e2e-${randomBytes(3).toString('hex')}`;
 const NAMESPACE = `sluice-e2e-${randomBytes(3).toString('hex')}`;
 const apis = kubeApis(NAMESPACE);
-const { core } = apis;
 
-const k8sExecutor = (server: Parameters<typeof startK8sExecutor>[0]) =>
-  startK8sExecutor(server, OWNER, NAMESPACE);
-
-const topology = kube
-  ? useTopology({
-      jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
-      startExecutor: async (server) => {
-        await createReadyNamespace(core, NAMESPACE);
-        return k8sExecutor(server);
-      },
-      cleanup: async () => {
-        await core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
-      },
-    })
-  : null;
+const topology = useKubeTopology(apis, OWNER, Boolean(kube));
 
 /** Runs the pod's command here, with the environment the kubelet would give the task container. */
 async function playKubelet(job: V1Job): Promise<{ code: number | null; output: string }> {
@@ -164,7 +150,7 @@ describeKube('kubernetes executor: a flow in a Job', () => {
     const runner = playKubelet(job);
     await api.waitFor(id, (e) => e.taskRuns.some((r) => r.state === 'RUNNING'), 30_000);
     await topology.executor.stop();
-    topology.executor = await k8sExecutor(server);
+    topology.executor = await startK8sExecutor(server, OWNER, NAMESPACE);
     await explained(everything(), () =>
       topology.executor.waitForOutput('adopted a Job whose task run still runs', 30_000),
     );

@@ -3,16 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  createReadyNamespace,
-  DEFAULT_RUNNER_SEA_DIR,
-  ended,
-  eventually,
-  explained,
-  LOADER_NAME,
-  userApi,
-  useTopology,
-} from '@sluice/testing';
+import { DEFAULT_RUNNER_SEA_DIR, ended, eventually, explained, LOADER_NAME, userApi } from '@sluice/testing';
 import {
   containerEnv,
   describeKube,
@@ -21,8 +12,10 @@ import {
   kubeApis,
   newJob,
   runHere,
+  RUNNER_IMAGE_BINARY,
+  seaRunnerBuilt,
   secretGone,
-  startK8sExecutor,
+  useKubeTopology,
   writeJobPodStatus,
 } from './kube-flow-fixtures';
 
@@ -36,15 +29,10 @@ import {
 
 const OWNER = `k8s-inj-${randomBytes(3).toString('hex')}`;
 const NAMESPACE = `sluice-inj-${randomBytes(3).toString('hex')}`;
-/** Where the runner image keeps the runner (job-manifest.ts's init container command names it). */
-const IMAGE_BINARY = '/usr/local/bin/sluice';
 
 /** The self-contained runner, built here when a run without `pnpm build` lacks it; why not, otherwise. */
 function seaRunner(): string | null {
-  const ready = () =>
-    existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'sluice')) &&
-    existsSync(join(DEFAULT_RUNNER_SEA_DIR, 'lib', LOADER_NAME));
-  if (ready()) return null;
+  if (seaRunnerBuilt()) return null;
   try {
     execFileSync('pnpm', ['--filter', '@sluice/app-runner', 'build'], {
       cwd: resolve(__dirname, '..', '..', '..'),
@@ -54,7 +42,7 @@ function seaRunner(): string | null {
   } catch (err) {
     return `building the self-contained runner failed: ${err instanceof Error ? err.message : String(err)}`;
   }
-  return ready() ? null : `the runner build left no ${DEFAULT_RUNNER_SEA_DIR}/sluice`;
+  return seaRunnerBuilt() ? null : `the runner build left no ${DEFAULT_RUNNER_SEA_DIR}/sluice`;
 }
 
 const unavailable = kube ? seaRunner() : null;
@@ -66,19 +54,7 @@ if (unavailable) {
 }
 
 const apis = kubeApis(NAMESPACE);
-const topology =
-  kube && !unavailable
-    ? useTopology({
-        jobsEnv: { PIPELINE_JOB_SCHEDULER_INTERVAL: '200ms' },
-        startExecutor: async (server) => {
-          await createReadyNamespace(apis.core, NAMESPACE);
-          return startK8sExecutor(server, OWNER, NAMESPACE);
-        },
-        cleanup: async () => {
-          await apis.core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
-        },
-      })
-    : null;
+const topology = useKubeTopology(apis, OWNER, Boolean(kube) && !unavailable);
 
 (unavailable ? describe.skip : describeKube)(
   'kubernetes executor: a flow through the injected runner',
@@ -91,7 +67,7 @@ const topology =
 
     /** A path inside a container, here: the emptyDir's mount is the temporary directory. */
     const here = (path: string) =>
-      path === IMAGE_BINARY
+      path === RUNNER_IMAGE_BINARY
         ? join(DEFAULT_RUNNER_SEA_DIR, 'sluice')
         : path.replace(/^\/sluice-bin(?=\/|$)/, emptyDir);
 
@@ -115,7 +91,7 @@ const topology =
 
       // The init container: `sluice runner-install /sluice-bin` from the runner image, into the emptyDir.
       const init = spec?.initContainers?.[0];
-      expect(init?.command?.[0]).toBe(IMAGE_BINARY);
+      expect(init?.command?.[0]).toBe(RUNNER_IMAGE_BINARY);
       expect(spec?.volumes).toEqual([{ name: 'sluice-bin', emptyDir: {} }]);
       const [initCommand = '', ...initArgs] = (init?.command ?? []).map(here);
       const installed = await runHere(initCommand, initArgs, { PATH: process.env.PATH ?? '' });

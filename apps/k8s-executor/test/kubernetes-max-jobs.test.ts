@@ -4,6 +4,7 @@ import {
   ended,
   eventually,
   explained,
+  sleep,
   userApi,
   useTopology,
   type AppProcess,
@@ -64,39 +65,54 @@ describeKube('SLUICE_K8S_MAX_JOBS over two k8s-executors', () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await api.run('kube', 'many'));
 
-    const most = { count: 0 };
-    const owners = new Set<string>();
+    // A Job counts while its pod has not ended: an ended attempt's Job is deleted only after its
+    // end is recorded, and by then its place in the limit is free.
     const finished = new Set<string>();
-    await explained(everything(), () =>
-      eventually(
-        'all four task runs as Jobs, two at a time',
-        async () => {
-          const jobs = await activeJobs();
-          most.count = Math.max(most.count, jobs.length);
-          for (const job of jobs) {
-            const name = job.metadata?.name ?? '';
-            owners.add(job.metadata?.labels?.['sluice.io/owner'] ?? '');
-            if (finished.has(name)) continue;
-            // Hold each Job a little, so the claims had their chance to exceed the limit.
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            const pod = (
-              await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `job-name=${name}` })
-            ).items[0];
-            if (!pod) continue;
-            // Ending the pod (an eviction: FAILED lost, no retry) frees its place in the limit.
-            finished.add(name);
-            await core.replaceNamespacedPodStatus({
-              name: pod.metadata?.name ?? '',
+    const owners = new Set<string>();
+    const most = { count: 0 };
+    const running = async () => {
+      const jobs = (await activeJobs()).filter((j) => !finished.has(j.metadata?.name ?? ''));
+      most.count = Math.max(most.count, jobs.length);
+      for (const job of jobs) owners.add(job.metadata?.labels?.['sluice.io/owner'] ?? '');
+      return jobs;
+    };
+    await explained(everything(), async () => {
+      while (finished.size < 4) {
+        // Wait for the pool to fill (two Jobs, or what is left), then hold it full for a while:
+        // the executors claim every 100 ms, so a claim past the limit would show here.
+        const want = Math.min(2, 4 - finished.size);
+        const jobs = await eventually(
+          `${want} running Jobs (${finished.size} of 4 ended)`,
+          async () => {
+            const now = await running();
+            return now.length >= want ? now : null;
+          },
+          60_000,
+          50,
+        );
+        for (let i = 0; i < 10; i++) {
+          await running();
+          await sleep(100);
+        }
+        for (const job of jobs) {
+          const name = job.metadata?.name ?? '';
+          const pod = await eventually(`the pod of ${name}`, async () => {
+            const pods = await core.listNamespacedPod({
               namespace: NAMESPACE,
-              body: { ...pod, status: { ...pod.status, phase: 'Failed', reason: 'Evicted' } },
+              labelSelector: `job-name=${name}`,
             });
-          }
-          return finished.size >= 4;
-        },
-        90_000,
-        50,
-      ),
-    );
+            return pods.items[0] ?? null;
+          });
+          // Ending the pod (an eviction: FAILED lost, no retry) frees its place in the limit.
+          finished.add(name);
+          await core.replaceNamespacedPodStatus({
+            name: pod.metadata?.name ?? '',
+            namespace: NAMESPACE,
+            body: { ...pod, status: { ...pod.status, phase: 'Failed', reason: 'Evicted' } },
+          });
+        }
+      }
+    });
     expect(most.count).toBeLessThanOrEqual(2);
     expect(most.count).toBe(2);
     for (const id of ids) await api.waitFor(id, ended, 60_000);

@@ -11,11 +11,14 @@ Commands:
   exec                 run the task of one task run (the runner, started by an executor)
   exec --standby       start, load, then wait for one line on stdin naming the task run
                        (the process executor keeps one ready; it reads none of the variables below)
-  runner-install DIR   copy the self-contained runner (sluice and lib/) into DIR
-                       (the kubernetes init container)
-  connector-pipe --dir D --role source|destination -- COMMAND...
-                       run a docker sync's connector with its stdio on the sync's pipes in D
-                       (what the docker executor starts in a connector's container)
+  runner-install DIR [--sync-layout SYNC_DIR]
+                       copy the self-contained runner (sluice and lib/) into DIR
+                       (the kubernetes init container); with --sync-layout, also lay out
+                       a sync's pipes (FIFOs) in SYNC_DIR (a sync's init container)
+  connector-pipe --dir D --role source|destination [-- COMMAND...]
+                       run a sync's connector with its stdio on the sync's pipes in D
+                       (what a connector's container runs on docker and kubernetes);
+                       without COMMAND, the image's AIRBYTE_ENTRYPOINT
   connector test CMD   check that a connector speaks the connector protocol
                        (sluice connector test --help)
   help                 show this text
@@ -74,11 +77,11 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
         return 0;
       }
       {
-        const problem = installArgumentProblem(args);
-        if (problem)
-          return usageError(io, `sluice runner-install: ${problem}; see sluice runner-install --help`);
+        const parsed = installArguments(args);
+        if (typeof parsed === 'string')
+          return usageError(io, `sluice runner-install: ${parsed}; see sluice runner-install --help`);
+        return install(parsed, io);
       }
-      return install(args[0]!, io);
     case 'connector-pipe':
       // Only its own options: what follows `--` is the connector's command line.
       if ((args.includes('--') ? args.slice(0, args.indexOf('--')) : args).some(isHelp)) {
@@ -101,19 +104,36 @@ export async function main(argv: string[], io: MainIo = processIo): Promise<numb
   }
 }
 
-/** runner-install takes exactly one directory and no options. */
-function installArgumentProblem(args: string[]): string | null {
-  const flag = args.find((arg) => arg.startsWith('-'));
-  if (flag !== undefined) return `unknown argument ${flag}`;
-  if (args.length === 0) return 'the target directory is required';
-  if (args.length > 1) return `expected one target directory, got ${args.length}`;
-  return null;
+interface InstallArguments {
+  targetDir: string;
+  /** --sync-layout: the sync emptyDir to lay out (docs/connectors.md#sync-on-kubernetes). */
+  syncDir: string | null;
 }
 
-async function install(targetDir: string, io: MainIo): Promise<number> {
-  const { locateSelfContainedRunner, runnerInstall, RunnerInstallUnavailableError } = loadRunner().runner;
+/** runner-install takes exactly one directory and, optionally, --sync-layout DIR. */
+function installArguments(args: string[]): InstallArguments | string {
+  const dirs: string[] = [];
+  let syncDir: string | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--sync-layout') {
+      const value = args[++i];
+      if (!value || value.startsWith('-')) return '--sync-layout needs a directory';
+      syncDir = value;
+    } else if (arg.startsWith('-')) return `unknown argument ${arg}`;
+    else dirs.push(arg);
+  }
+  if (dirs.length === 0) return 'the target directory is required';
+  if (dirs.length > 1) return `expected one target directory, got ${dirs.length}`;
+  return { targetDir: dirs[0]!, syncDir };
+}
+
+async function install({ targetDir, syncDir }: InstallArguments, io: MainIo): Promise<number> {
+  const { locateSelfContainedRunner, runnerInstall, RunnerInstallUnavailableError, createSyncLayout } =
+    loadRunner().runner;
   try {
     await runnerInstall(targetDir, locateSelfContainedRunner(io.builtSeaDir ?? join(__dirname, 'sea')));
+    if (syncDir) await createSyncLayout(syncDir);
     return 0;
   } catch (error) {
     io.stderr(`sluice runner-install: ${(error as Error).message}\n`);

@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { syncVolumeLayout } from '@sluice/protocol';
 import { main, MainIo } from '../src/main';
 
 /** What `pnpm --filter @sluice/app-runner build` writes (pnpm test builds first). */
@@ -114,6 +115,44 @@ test('runner-install copies the self-contained runner and its libraries, and the
   }
 });
 
+test('runner-install --sync-layout also lays out a sync’s FIFOs and work dir (the kubernetes sync init container)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
+  try {
+    const term = io();
+    term.builtSeaDir = BUILT_SEA_DIR;
+    const target = join(dir, 'sluice-bin');
+    const syncDir = join(dir, 'sluice-sync');
+    await mkdir(syncDir);
+    const umask = process.umask(0o022);
+    try {
+      expect(await main(['runner-install', target, '--sync-layout', syncDir], term)).toBe(0);
+    } finally {
+      process.umask(umask);
+    }
+    expect(term.err).toBe('');
+    expect((await stat(join(target, 'sluice'))).mode & 0o777).toBe(0o755);
+    const layout = syncVolumeLayout();
+    for (const entry of layout) {
+      const info = await stat(join(syncDir, entry.path));
+      expect({ path: entry.path, fifo: info.isFIFO(), mode: info.mode & 0o7777 }).toEqual({
+        path: entry.path,
+        fifo: entry.type === 'fifo',
+        mode: entry.mode,
+      });
+    }
+    // Nothing but the layout: the FIFO helper is removed.
+    expect((await readdir(syncDir)).sort()).toEqual(['pipes', 'work']);
+    expect((await readdir(join(syncDir, 'pipes'))).length).toBe(
+      layout.filter((e) => e.type === 'fifo').length,
+    );
+    // A rerun keeps what is there.
+    expect(await main(['runner-install', target, '--sync-layout', syncDir], term)).toBe(0);
+    expect(term.err).toBe('');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('a wrong invocation of exec or runner-install is one line, exit 2, and installs nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'runner-install-'));
   try {
@@ -122,6 +161,7 @@ test('a wrong invocation of exec or runner-install is one line, exit 2, and inst
       ['runner-install', '--bogus'],
       ['runner-install'],
       ['runner-install', join(dir, 'a'), join(dir, 'b')],
+      ['runner-install', join(dir, 'a'), '--sync-layout'],
     ]) {
       const term = io();
       term.builtSeaDir = BUILT_SEA_DIR;

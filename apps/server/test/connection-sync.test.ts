@@ -1,4 +1,3 @@
-import type { Client } from 'pg';
 import {
   committedCursor,
   deliveries,
@@ -7,10 +6,9 @@ import {
   range,
   runToEnd,
   SOURCE,
-  sql,
   tableIds,
+  useSyncServer,
 } from './sync-helpers';
-import { useStandaloneServer } from './standalone';
 
 /*
  * A connection end to end on a real standalone server (docs/api.md#connections):
@@ -19,14 +17,7 @@ import { useStandaloneServer } from './standalone';
  * the sync's emitted and committed records and the ledger → a reset of one
  * stream makes the next sync read that stream from scratch, and only it.
  */
-const fixture = useStandaloneServer();
-let db: Client;
-beforeAll(async () => {
-  db = await sql(fixture.db.url);
-});
-afterAll(async () => {
-  await db?.end();
-});
+const fixture = useSyncServer();
 
 interface ConnectionView {
   state: Array<{ stream: { name: string } | null }>;
@@ -75,19 +66,19 @@ test('a connection from a discovered catalog syncs on its flow, shows its state 
   expect(view.syncs[0]).toMatchObject({ state: 'SUCCEEDED' });
   expect(view.syncs[0]!.attempts[0]).toMatchObject({ recordsEmitted: 600, recordsCommitted: 600 });
   expect(view.ledger.entries.reduce((n, e) => n + e.records, 0)).toBe(600);
-  expect(await committedCursor(db, 'seq-to-pg', 'users')).toBe(300);
+  expect(await committedCursor(fixture.pg, 'seq-to-pg', 'users')).toBe(300);
 
   const reset = await api.call('POST', `${path}/reset`, { streams: [{ name: 'users' }] });
   expect(reset.status).toBe(200);
-  expect(await committedCursor(db, 'seq-to-pg', 'users')).toBeNull();
+  expect(await committedCursor(fixture.pg, 'seq-to-pg', 'users')).toBeNull();
   const second = await runToEnd(api, 'seq-to-pg');
   expect(second.state).toBe('SUCCEEDED');
-  const runs = await deliveries(db, 'conn', '');
+  const runs = await deliveries(fixture.pg, 'conn', '');
   const last = Math.max(...runs.map(([run]) => run));
   // Only the reset stream was read again, from its first record; the table holds each record once.
   expect(runs.filter(([run]) => run === last).map(([, id]) => id)).toEqual(range(1, 300));
-  expect(await tableIds(db, 'conn', 'users')).toEqual(range(1, 300));
-  expect(await tableIds(db, 'conn', 'orders')).toEqual(range(1, 300));
+  expect(await tableIds(fixture.pg, 'conn', 'users')).toEqual(range(1, 300));
+  expect(await tableIds(fixture.pg, 'conn', 'orders')).toEqual(range(1, 300));
   const after = (await api.call('GET', path)).body as unknown as ConnectionView;
   expect(after.syncs.map((s) => s.attempts[0]!.recordsCommitted)).toEqual([300, 600]);
 }, 120_000);

@@ -1,7 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from 'pg';
 import {
   committedCursor,
   DESTINATION_NULL,
@@ -12,27 +11,23 @@ import {
   runOutputs,
   runToEnd,
   SOURCE,
-  sql,
+  useSyncServer,
   type SyncRunView,
 } from './sync-helpers';
-import { useStandaloneServer } from './standalone';
 
 /*
  * Sync connectors that break the protocol or fail (docs/connectors.md#sync):
  * each fails the task with a clear error, and the committed state of the
  * connection stays where the last good sync left it.
  */
-const fixture = useStandaloneServer();
-let db: Client;
+const fixture = useSyncServer();
 let scripts: string;
 beforeAll(async () => {
-  db = await sql(fixture.db.url);
   // Readable by the task's user too (a root server runs process tasks as nobody).
   scripts = mkdtempSync(join(tmpdir(), 'sluice-sync-sources-'));
   chmodSync(scripts, 0o755);
 });
 afterAll(async () => {
-  await db?.end();
   if (scripts) rmSync(scripts, { recursive: true, force: true });
 });
 
@@ -61,8 +56,8 @@ async function afterGoodSync(flow: string, source: { command: string[]; config: 
     destination: destination(),
   });
   expect((await runToEnd(api, flow)).state).toBe('SUCCEEDED');
-  expect(await committedCursor(db, flow, 'users')).toBe(100);
-  const ledgerBefore = await ledger(db, flow);
+  expect(await committedCursor(fixture.pg, flow, 'users')).toBe(100);
+  const ledgerBefore = await ledger(fixture.pg, flow);
   await putSyncFlow(api, flow, { source, destination: destination() });
   const execution = await runToEnd(api, flow);
   expect(execution.state).toBe('FAILED');
@@ -79,8 +74,8 @@ setTimeout(() => {}, 60000);`;
   expect(run.error).toMatch(
     /^the source broke the protocol: line 51: STATE state\.stream\.stream_descriptor\.name/,
   );
-  expect(await committedCursor(db, 'garbage', 'users')).toBe(100);
-  expect(await ledger(db, 'garbage')).toEqual(ledgerBefore);
+  expect(await committedCursor(fixture.pg, 'garbage', 'users')).toBe(100);
+  expect(await ledger(fixture.pg, 'garbage')).toEqual(ledgerBefore);
 }, 120_000);
 
 test('a source with an over-long line fails naming the line and the limit; nothing more is committed', async () => {
@@ -92,8 +87,8 @@ test('a source with an over-long line fails naming the line and the limit; nothi
   expect(run.error).toContain(
     'the source broke the protocol: line 51: line longer than the limit of 67108864 bytes',
   );
-  expect(await committedCursor(db, 'long-line', 'users')).toBe(100);
-  expect(await ledger(db, 'long-line')).toEqual(ledgerBefore);
+  expect(await committedCursor(fixture.pg, 'long-line', 'users')).toBe(100);
+  expect(await ledger(fixture.pg, 'long-line')).toEqual(ledgerBefore);
 }, 120_000);
 
 test('a source that exits non-zero without a TRACE fails with its exit code and stderr; nothing more is committed', async () => {
@@ -105,8 +100,8 @@ test('a source that exits non-zero without a TRACE fails with its exit code and 
   expect(run.error).toContain('the source exited with code 3 without a TRACE error');
   expect(run.error).toContain('upstream API answered 503');
   expect(run.exitCode).toBe(3);
-  expect(await committedCursor(db, 'crash', 'users')).toBe(100);
-  expect(await ledger(db, 'crash')).toEqual(ledgerBefore);
+  expect(await committedCursor(fixture.pg, 'crash', 'users')).toBe(100);
+  expect(await ledger(fixture.pg, 'crash')).toEqual(ledgerBefore);
 }, 120_000);
 
 test('a destination that echoes no state while the source sent records is not a success', async () => {
@@ -123,8 +118,11 @@ test('a destination that echoes no state while the source sent records is not a 
   expect(run.error).toContain(
     'the destination exited without acknowledging 1 of the 1 states the source sent',
   );
-  expect(await runOutputs(db, run.id)).toMatchObject({ records_emitted: '50', records_committed: '0' });
-  expect(await ledger(db, 'silent')).toEqual([]);
+  expect(await runOutputs(fixture.pg, run.id)).toMatchObject({
+    records_emitted: '50',
+    records_committed: '0',
+  });
+  expect(await ledger(fixture.pg, 'silent')).toEqual([]);
 }, 120_000);
 
 test('records and bytes emitted and committed are reported as metrics while the sync runs', async () => {

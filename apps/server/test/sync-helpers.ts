@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { ApiClient, ExecutionView, TaskRunView } from '@sluice/testing';
-import { ended } from './standalone';
+import { ended, useStandaloneServer, type StandaloneFixture } from './standalone';
 
 /** Helpers of the sync tests: the example connectors, a flow with one sync task, the destination's tables. */
 
@@ -71,6 +71,27 @@ export async function sql(url: string): Promise<Client> {
   c.on('error', () => {});
   await c.connect();
   return c;
+}
+
+/**
+ * The file's standalone server (useStandaloneServer) and `pg`, a client on its
+ * database for the destination's tables and the ledger, from beforeAll on.
+ */
+export function useSyncServer(): StandaloneFixture & { readonly pg: Client } {
+  const fixture = useStandaloneServer();
+  let pg: Client | undefined;
+  beforeAll(async () => {
+    pg = await sql(fixture.db.url);
+  });
+  afterAll(async () => {
+    await pg?.end();
+  });
+  return Object.defineProperty(fixture, 'pg', {
+    get: () => {
+      if (!pg) throw new Error('the database client is not connected yet (use it inside a test)');
+      return pg;
+    },
+  }) as StandaloneFixture & { readonly pg: Client };
 }
 
 /** The destination's rows of a stream: ids in order. */

@@ -8,26 +8,17 @@ import {
   runOutputs,
   runToEnd,
   SOURCE,
-  sql,
   tableIds,
+  useSyncServer,
   type SyncRunView,
 } from './sync-helpers';
-import { useStandaloneServer } from './standalone';
-import type { Client } from 'pg';
 
 /*
  * `sync` tasks on the process executor of a real standalone server, with the
  * example source and the PostgreSQL destination (docs/connectors.md#sync):
  * incremental syncs, a destination failing mid-sync, a runner killed mid-sync.
  */
-const fixture = useStandaloneServer();
-let db: Client;
-beforeAll(async () => {
-  db = await sql(fixture.db.url);
-});
-afterAll(async () => {
-  await db?.end();
-});
+const fixture = useSyncServer();
 
 const destination = (schema: string, extra: Record<string, unknown> = {}) => ({
   command: DESTINATION_PG,
@@ -49,7 +40,7 @@ test('an incremental sync run twice moves only the new records the second time; 
   expect(first.state).toBe('SUCCEEDED');
   const run1 = first.taskRuns[0] as SyncRunView;
   expect(run1.outputs).toMatchObject({ records_emitted: '600', records_committed: '600' });
-  expect(await committedCursor(db, 'twice', 'users')).toBe(300);
+  expect(await committedCursor(fixture.pg, 'twice', 'users')).toBe(300);
 
   await putSyncFlow(api, 'twice', {
     source: source(450),
@@ -62,16 +53,16 @@ test('an incremental sync run twice moves only the new records the second time; 
     records_emitted: '300',
     records_committed: '300',
   });
-  expect(await tableIds(db, 'twice', 'users')).toEqual(range(1, 450));
-  expect(await tableIds(db, 'twice', 'orders')).toEqual(range(1, 450));
-  const runs = await deliveries(db, 'twice', '');
+  expect(await tableIds(fixture.pg, 'twice', 'users')).toEqual(range(1, 450));
+  expect(await tableIds(fixture.pg, 'twice', 'orders')).toEqual(range(1, 450));
+  const runs = await deliveries(fixture.pg, 'twice', '');
   const secondRun = Math.max(...runs.map(([run]) => run));
   // The second sync delivered ids 301..450 of each stream, nothing before.
   expect(runs.filter(([run]) => run === secondRun).map(([, id]) => id)).toEqual([
     ...range(301, 450),
     ...range(301, 450),
   ]);
-  expect(await committedCursor(db, 'twice', 'orders')).toBe(450);
+  expect(await committedCursor(fixture.pg, 'twice', 'orders')).toBe(450);
   const logs = (await api.logs(second.taskRuns[0]!.id)).map((l) => l.line);
   expect(logs).toEqual(expect.arrayContaining(['sync started from the committed state']));
 }, 120_000);
@@ -89,17 +80,20 @@ test('a destination failing mid-sync: the committed state stays at what it ackno
   expect(failed).toMatchObject({ attempt: 1, state: 'FAILED' });
   expect(failed!.error).toContain('the destination failed: injected failure after 250 records');
   // Attempt 1 committed the states the destination echoed (100, 200), never past them.
-  expect(await runOutputs(db, failed!.id)).toMatchObject({ records_committed: '200', states_committed: '2' });
+  expect(await runOutputs(fixture.pg, failed!.id)).toMatchObject({
+    records_committed: '200',
+    states_committed: '2',
+  });
   expect(retried).toMatchObject({ attempt: 2, state: 'SUCCEEDED' });
   expect(retried!.outputs).toMatchObject({ records_emitted: '800', records_committed: '800' });
 
-  const runs = await deliveries(db, 'destfails', '');
+  const runs = await deliveries(fixture.pg, 'destfails', '');
   const [run1, run2] = [...new Set(runs.map(([run]) => run))];
   expect(runs.filter(([run]) => run === run1).map(([, id]) => id)).toEqual(range(1, 250));
   // Only the records after the committed state were sent again.
   expect(runs.filter(([run]) => run === run2).map(([, id]) => id)).toEqual(range(201, 1000));
-  expect(await tableIds(db, 'destfails', 'users')).toEqual(range(1, 1000));
-  const rows = await ledger(db, 'dest-fails');
+  expect(await tableIds(fixture.pg, 'destfails', 'users')).toEqual(range(1, 1000));
+  const rows = await ledger(fixture.pg, 'dest-fails');
   expect(rows.filter((r) => r.attempt === 1).map((r) => r.records)).toEqual([100, 100]);
   expect(rows.filter((r) => r.attempt === 2).reduce((n, r) => n + r.records, 0)).toBe(800);
 }, 120_000);
@@ -115,7 +109,7 @@ test('kill -9 of the runner mid-sync: the attempt is lost and the retry finishes
   const id = await api.run('syncs', 'killed');
   const running = await api.waitFor(id, (e) => e.taskRuns[0]?.externalRef?.startsWith('pid:') === true);
   const pid = Number(running.taskRuns[0]!.externalRef!.slice(4));
-  for (let i = 0; (await ledger(db, 'killed')).length < 2; i++) {
+  for (let i = 0; (await ledger(fixture.pg, 'killed')).length < 2; i++) {
     if (i > 300) throw new Error('no commit within 30 s');
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -126,15 +120,15 @@ test('kill -9 of the runner mid-sync: the attempt is lost and the retry finishes
   expect(lost).toMatchObject({ attempt: 1, state: 'FAILED', reason: 'lost' });
   expect(retried).toMatchObject({ attempt: 2, state: 'SUCCEEDED' });
 
-  const rows = await ledger(db, 'killed');
+  const rows = await ledger(fixture.pg, 'killed');
   const attempts = [...new Set(rows.map((r) => r.attempt))];
   expect(attempts).toEqual([1, 2]);
   const committedByFirst = rows.filter((r) => r.attempt === 1).reduce((n, r) => n + r.records, 0);
   expect(retried!.outputs).toMatchObject({ records_committed: String(2000 - committedByFirst) });
   // The retry's deliveries start right after attempt 1's last committed cursor.
-  const runs = await deliveries(db, 'killed', '');
+  const runs = await deliveries(fixture.pg, 'killed', '');
   const last = Math.max(...runs.map(([run]) => run));
   expect(runs.filter(([run]) => run === last).map(([, id]) => id)).toEqual(range(committedByFirst + 1, 2000));
-  expect(await tableIds(db, 'killed', 'users')).toEqual(range(1, 2000));
-  expect(await committedCursor(db, 'killed', 'users')).toBe(2000);
+  expect(await tableIds(fixture.pg, 'killed', 'users')).toEqual(range(1, 2000));
+  expect(await committedCursor(fixture.pg, 'killed', 'users')).toBe(2000);
 }, 180_000);

@@ -93,6 +93,16 @@ export function putFlow(h: ApiHarness, ns: string, flow: string, yaml: string) {
     .send(yaml);
 }
 
+export function putSecret(h: ApiHarness, ns: string, name: string, value: string) {
+  return request(h.publicApp)
+    .put(`/api/v1/namespaces/${ns}/secrets/${name}`)
+    .set('Authorization', `Bearer ${h.adminToken}`)
+    .send({ value });
+}
+
+/** The runner API's `what` of a task run (spec, logs, result, ...). */
+export const runnerPath = (id: string, what: string) => `/internal/v1/runner/task-runs/${id}/${what}`;
+
 /** Claims like an instance would, and mints the run token it would hand to the runner. */
 export async function claimWithToken(
   h: ApiHarness,

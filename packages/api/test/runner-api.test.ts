@@ -1,7 +1,16 @@
 import request from 'supertest';
 import { createRunToken } from '@sluice/auth';
 import { getTaskRun, listTaskRunsOfExecution } from '@sluice/store';
-import { startApiHarness, putFlow, claimWithToken, JWT_SECRET, WORKSPACE, type ApiHarness } from './harness';
+import {
+  startApiHarness,
+  putFlow,
+  putSecret,
+  claimWithToken,
+  runnerPath,
+  JWT_SECRET,
+  WORKSPACE,
+  type ApiHarness,
+} from './harness';
 
 let h: ApiHarness;
 beforeAll(async () => {
@@ -18,15 +27,9 @@ beforeAll(async () => {
     '    command: ["true"]',
   ].join('\n');
   expect((await putFlow(h, 'ns', 'two', flow)).status).toBe(200);
-  const secret = await request(h.publicApp)
-    .put('/api/v1/namespaces/ns/secrets/api-token')
-    .set('Authorization', `Bearer ${h.adminToken}`)
-    .send({ value: 'the-secret-value-123' });
-  expect(secret.status).toBe(204);
+  expect((await putSecret(h, 'ns', 'api-token', 'the-secret-value-123')).status).toBe(204);
 });
 afterAll(() => h.close());
-
-const runnerPath = (id: string, what: string) => `/internal/v1/runner/task-runs/${id}/${what}`;
 
 describe('runner API tokens', () => {
   it("task run A's token cannot read task run B; an expired or revoked token is 401", async () => {

@@ -1,6 +1,14 @@
 import request from 'supertest';
 import { getSyncState, listSyncCommits } from '@sluice/store';
-import { startApiHarness, putFlow, claimWithToken, WORKSPACE, type ApiHarness } from './harness';
+import {
+  startApiHarness,
+  putFlow,
+  putSecret,
+  claimWithToken,
+  runnerPath,
+  WORKSPACE,
+  type ApiHarness,
+} from './harness';
 
 // The runner API's sync part (docs/connectors.md#sync): the spec carries both
 // configs with secrets resolved and the committed state; a commit is fenced.
@@ -18,15 +26,10 @@ beforeAll(async () => {
     '    catalog: { streams: [] }',
   ].join('\n');
   expect((await putFlow(h, 'ns', 'conn', flow)).status).toBe(200);
-  const secret = await request(h.publicApp)
-    .put('/api/v1/namespaces/ns/secrets/src-pass')
-    .set('Authorization', `Bearer ${h.adminToken}`)
-    .send({ value: 'the-source-password' });
-  expect(secret.status).toBe(204);
+  expect((await putSecret(h, 'ns', 'src-pass', 'the-source-password')).status).toBe(204);
 });
 afterAll(() => h.close());
 
-const path = (id: string, what: string) => `/internal/v1/runner/task-runs/${id}/${what}`;
 const state = (cursor: number) => ({
   type: 'STATE',
   state: { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { cursor } } },
@@ -37,7 +40,7 @@ it('serves the sync spec with resolved configs and the committed state; commits 
   const [run] = await claimWithToken(h);
   if (!run) throw new Error('nothing claimed');
   const auth = `Bearer ${run.token}`;
-  const spec = await request(h.internalApp).get(path(run.row.id, 'spec')).set('Authorization', auth);
+  const spec = await request(h.internalApp).get(runnerPath(run.row.id, 'spec')).set('Authorization', auth);
   expect(spec.status).toBe(200);
   expect(spec.body.task).toEqual({
     type: 'sync',
@@ -50,7 +53,7 @@ it('serves the sync spec with resolved configs and the committed state; commits 
 
   const commit = (sequence: number, cursor: number, fence = run.row.fence) =>
     request(h.internalApp)
-      .post(path(run.row.id, 'sync/state'))
+      .post(runnerPath(run.row.id, 'sync/state'))
       .set('Authorization', auth)
       .send({ fence, sequence, message: state(cursor), streams: { users: { records: 5, bytes: 50 } } });
   expect((await commit(1, 10)).body).toEqual({ committed: true });
@@ -58,7 +61,7 @@ it('serves the sync spec with resolved configs and the committed state; commits 
   expect((await commit(1, 10)).body).toEqual({ committed: false });
   expect((await commit(2, 20, run.row.fence + 1)).status).toBe(409);
   const bad = await request(h.internalApp)
-    .post(path(run.row.id, 'sync/state'))
+    .post(runnerPath(run.row.id, 'sync/state'))
     .set('Authorization', auth)
     .send({
       fence: run.row.fence,
@@ -84,7 +87,7 @@ it('serves the sync spec with resolved configs and the committed state; commits 
   const [retry] = await claimWithToken(h);
   if (!retry) throw new Error('no retry claimed');
   const next = await request(h.internalApp)
-    .get(path(retry.row.id, 'spec'))
+    .get(runnerPath(retry.row.id, 'spec'))
     .set('Authorization', `Bearer ${retry.token}`);
   expect(next.body.attempt).toBe(2);
   expect(next.body.task.committedState).toEqual([

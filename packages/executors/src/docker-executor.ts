@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import type { ClaimedTaskRun, Resources } from '@sluice/protocol';
 import { errorMessage, isStaleFenceError } from './errors';
 import type { Executor, ExecutorContext, ExecutorOutcome, ExecutorStatus, TaskRunHandle } from './executor';
-import { containerSpec } from './docker-container-spec';
+import { containerSpec, type ContainerSpecInput } from './docker-container-spec';
 import { ensureImage } from './docker-image';
 import { containerName, DOCKER_LABELS, taskRunFromLabels } from './docker-labels';
 import { RunnerInjection } from './docker-runner-injection';
@@ -123,20 +123,9 @@ export class DockerExecutor implements Executor {
    * runs the connector's command there), told the image's command when the
    * image has no AIRBYTE_ENTRYPOINT of its own (docs/connectors.md#where-it-runs).
    */
-  private async startTask(
-    run: ClaimedTaskRun,
-    ctx: ExecutorContext,
-    entry: DockerTaskRun,
-  ): Promise<Docker.Container> {
+  private async startTask(run: ClaimedTaskRun, ctx: ExecutorContext, entry: DockerTaskRun) {
     const connector = await prepareConnectorImage(this.docker, run);
-    const spec = containerSpec({
-      run,
-      ownerId: this.ownerId,
-      runnerApiUrl: ctx.runnerApiUrl,
-      network: this.network,
-      runtimeDefaults: this.runtimeDefaults,
-      ...connector,
-    });
+    const spec = containerSpec({ ...this.specInput(run, ctx), ...connector });
     if (!connector) await ensureImage(this.docker, spec.Image ?? '', run.executor.pull);
     const container = await createReplacing(this.docker, spec);
     entry.container = container;
@@ -146,22 +135,20 @@ export class DockerExecutor implements Executor {
   }
 
   /** Three containers and a volume (docker-sync.ts); the runner's container is the task run's. */
-  private async startSync(
-    run: ClaimedTaskRun,
-    ctx: ExecutorContext,
-    entry: DockerTaskRun,
-  ): Promise<Docker.Container> {
+  private async startSync(run: ClaimedTaskRun, ctx: ExecutorContext, entry: DockerTaskRun) {
     const attempt = await createSyncAttempt(this.docker, this.injection, {
-      run,
-      ownerId: this.ownerId,
-      runnerApiUrl: ctx.runnerApiUrl,
-      network: this.network,
-      runtimeDefaults: this.runtimeDefaults,
+      ...this.specInput(run, ctx),
       runnerImage: this.runnerImage,
     });
     entry.container = attempt.runner;
     await startSyncAttempt(attempt);
     return attempt.runner;
+  }
+
+  /** What every container of an attempt is created with (docker-container-spec.ts). */
+  private specInput(run: ClaimedTaskRun, ctx: ExecutorContext): ContainerSpecInput {
+    const { ownerId, network, runtimeDefaults } = this;
+    return { run, ownerId, runnerApiUrl: ctx.runnerApiUrl, network, runtimeDefaults };
   }
 
   async wait(handle: TaskRunHandle): Promise<ExecutorOutcome> {
@@ -216,8 +203,7 @@ export class DockerExecutor implements Executor {
   async shutdown(): Promise<void> {
     this.closed = true;
     for (const entry of this.local.values()) {
-      clearInterval(entry.heartbeat);
-      if (entry.maxDuration) clearTimeout(entry.maxDuration);
+      clearTimers(entry);
       entry.abort.abort();
     }
   }
@@ -306,8 +292,7 @@ export class DockerExecutor implements Executor {
   }
 
   private untrack(entry: DockerTaskRun): void {
-    clearInterval(entry.heartbeat);
-    if (entry.maxDuration) clearTimeout(entry.maxDuration);
+    clearTimers(entry);
     if (this.local.get(entry.taskRunId) === entry) this.local.delete(entry.taskRunId);
   }
 
@@ -410,4 +395,9 @@ export class DockerExecutor implements Executor {
       entry.heartbeating = false;
     }
   }
+}
+
+function clearTimers(entry: DockerTaskRun): void {
+  clearInterval(entry.heartbeat);
+  if (entry.maxDuration) clearTimeout(entry.maxDuration);
 }

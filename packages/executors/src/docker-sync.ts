@@ -1,12 +1,11 @@
 import type Docker from 'dockerode';
 import { pack } from 'tar-stream';
 import {
-  allSyncPipes,
   SYNC_DIR_ENV,
   SYNC_MOUNT,
-  SYNC_PIPES_DIR,
   SYNC_ROLES,
   SYNC_WORK_DIR,
+  syncVolumeLayout,
   type SyncRole,
 } from '@sluice/protocol';
 import { containerSpec, type ContainerSpecInput } from './docker-container-spec';
@@ -174,12 +173,12 @@ function runnerSpec(input: SyncAttemptInput, binds: string[]): Docker.ContainerC
   };
 }
 
-/** pipes/ (root, 0755) with the FIFOs (0666: each container may run as any user), work/ (1777, as /tmp). */
+/** The shared layout (syncVolumeLayout) as a tar, every entry root's. */
 async function volumeLayout(): Promise<Buffer> {
   const out = pack();
-  out.entry({ name: `${SYNC_PIPES_DIR}/`, type: 'directory', mode: 0o755, uid: 0, gid: 0 });
-  for (const pipe of allSyncPipes()) out.entry({ name: pipe, type: 'fifo', mode: 0o666, uid: 0, gid: 0 });
-  out.entry({ name: `${SYNC_WORK_DIR}/`, type: 'directory', mode: 0o1777, uid: 0, gid: 0 });
+  for (const { path, type, mode } of syncVolumeLayout()) {
+    out.entry({ name: type === 'directory' ? `${path}/` : path, type, mode, uid: 0, gid: 0 });
+  }
   out.finalize();
   const chunks: Buffer[] = [];
   for await (const chunk of out) chunks.push(chunk as Buffer);

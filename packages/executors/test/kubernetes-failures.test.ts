@@ -1,16 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import type { ClaimedTaskRun } from '@sluice/protocol';
 import { KubernetesExecutor, type ExecutorContext, type TaskRunHandle } from '../src';
 import {
   containerStatus,
-  createNamespace,
   describeKube,
   jobDeleted,
   kubeContext,
+  kubeSuite,
   kubeTaskRun,
   podOf,
+  TEST_RUNNER_IMAGE,
   writePodStatus,
-  type KubeNamespace,
 } from './kubernetes-fixtures';
 
 /**
@@ -18,41 +17,28 @@ import {
  * would, and from the Job controller's own events.
  */
 
-const OWNER = `k8s-${randomBytes(3).toString('hex')}`;
 const IMAGE = 'busybox:1.36';
-let ns: KubeNamespace;
 let ctx: ExecutorContext;
 let executor: KubernetesExecutor;
 
 describeKube('KubernetesExecutor: work that ends without a result', () => {
-  beforeAll(async () => {
-    ns = await createNamespace('sluice-fail');
-  }, 60_000);
-  afterAll(async () => ns?.delete());
+  const suite = kubeSuite('sluice-fail');
 
   beforeEach(() => {
     ctx = kubeContext();
-    executor = new KubernetesExecutor({
-      client: ns.client,
-      ownerId: OWNER,
-      runnerImage: 'sluice-test/runner:1',
-      pollIntervalMs: 100,
-      heartbeatIntervalMs: 200,
-      imagePullGraceMs: 1_000,
-    });
+    executor = suite.executor({ imagePullGraceMs: 1_000 });
   });
-  afterEach(() => executor.shutdown());
 
   const kubeRun = (executorBlock: Partial<ClaimedTaskRun['executor']> = {}) =>
     kubeTaskRun('trf', { image: IMAGE, inject_runner: false, ...executorBlock });
 
-  const jobGone = (handle: TaskRunHandle) => jobDeleted(ns, handle.externalRef ?? '');
+  const jobGone = (handle: TaskRunHandle) => jobDeleted(suite.ns, handle.externalRef ?? '');
 
   it('fails image_pull after the grace when the pod cannot pull its image, and deletes the Job', async () => {
     const handle = await executor.start(kubeRun({ image: 'registry.invalid/nope:1' }), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
     const startedAt = Date.now();
-    await writePodStatus(ns, pod, {
+    await writePodStatus(suite.ns, pod, {
       phase: 'Pending',
       containerStatuses: [
         containerStatus('task', 'registry.invalid/nope:1', {
@@ -73,26 +59,26 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
 
   it('waits out a pull error that clears within the grace', async () => {
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Pending',
       containerStatuses: [containerStatus('task', IMAGE, { waiting: { reason: 'ErrImagePull' } })],
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await writePodStatus(ns, pod, {
+    await writePodStatus(suite.ns, pod, {
       phase: 'Running',
       containerStatuses: [containerStatus('task', IMAGE, { running: { startedAt: new Date() } })],
     });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await executor.status(handle)).toBe('running');
-    await writePodStatus(ns, pod, { phase: 'Succeeded' });
+    await writePodStatus(suite.ns, pod, { phase: 'Succeeded' });
     expect(await executor.wait(handle)).toMatchObject({ exitCode: 0 });
   }, 60_000);
 
   it('fails pod_crash with the termination message when the container exits 1', async () => {
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       containerStatuses: [
         containerStatus('task', IMAGE, {
@@ -109,8 +95,8 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
 
   it('fails pod_crash naming OOMKilled', async () => {
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       containerStatuses: [
         containerStatus('task', IMAGE, { terminated: { exitCode: 137, reason: 'OOMKilled' } }),
@@ -124,11 +110,11 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
 
   it('fails pod_crash naming the init container when the runner install fails', async () => {
     const handle = await executor.start(kubeRun({ inject_runner: true }), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       initContainerStatuses: [
-        containerStatus('sluice-runner-install', 'sluice-test/runner:1', {
+        containerStatus('sluice-runner-install', TEST_RUNNER_IMAGE, {
           terminated: { exitCode: 2, reason: 'Error', message: 'runner-install: no space left' },
         }),
       ],
@@ -141,8 +127,8 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
 
   it('fails lost when the pod is evicted', async () => {
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
-    await writePodStatus(ns, pod, {
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       reason: 'Evicted',
       message: 'The node was low on resource: memory.',
@@ -156,12 +142,12 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
 
   it('fails lost when the pod is deleted from outside', async () => {
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
     // The executor must have seen the pod before it goes.
     await new Promise((resolve) => setTimeout(resolve, 400));
-    await ns.core.deleteNamespacedPod({
+    await suite.ns.core.deleteNamespacedPod({
       name: pod.metadata?.name ?? '',
-      namespace: ns.name,
+      namespace: suite.ns.name,
       gracePeriodSeconds: 0,
     });
     const outcome = await executor.wait(handle);
@@ -172,7 +158,7 @@ describeKube('KubernetesExecutor: work that ends without a result', () => {
 
   it('fails lost when the Job is deleted from outside', async () => {
     const handle = await executor.start(kubeRun(), ctx);
-    await ns.client.deleteJob(handle.externalRef ?? '');
+    await suite.ns.client.deleteJob(handle.externalRef ?? '');
     const outcome = await executor.wait(handle);
     expect(outcome.reason).toBe('lost');
     expect(outcome.cancelled).toBeUndefined();

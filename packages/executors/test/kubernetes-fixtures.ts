@@ -14,7 +14,7 @@ import {
   InMemoryExecutorProtocol,
   recordingLogger,
 } from '@sluice/testing';
-import { KubeClient, type ExecutorContext } from '../src';
+import { KubeClient, KubernetesExecutor, type ExecutorContext, type KubernetesExecutorOptions } from '../src';
 
 /**
  * The real API server of the tests (`eval "$(bash scripts/kube-apiserver.sh)"` exports
@@ -112,4 +112,53 @@ export function kubeTaskRun(
 /** The Job is gone (deleted, foreground: after its pods). */
 export async function jobDeleted(ns: KubeNamespace, name: string): Promise<void> {
   await eventually('the Job deleted', async () => (await ns.client.readJob(name)) === null, 30_000, 100);
+}
+
+export const TEST_RUNNER_IMAGE = 'sluice-test/runner:1';
+
+/** One test file's namespace and owner ID, and the executors its tests start. */
+export interface KubeSuite {
+  /** Set in beforeAll. */
+  readonly ns: KubeNamespace;
+  readonly ownerId: string;
+  /** An executor of the owner in the namespace (poll 100 ms, heartbeat 200 ms unless told), shut down after the test. */
+  executor(options?: Partial<KubernetesExecutorOptions>): KubernetesExecutor;
+}
+
+/**
+ * Call inside the file's describe, before its own hooks: creates the namespace
+ * (`<prefix>-<hex>`) before the tests and deletes it after them, and shuts the
+ * test's executors down before the file's own afterEach runs.
+ */
+export function kubeSuite(prefix: string): KubeSuite {
+  let ns: KubeNamespace | undefined;
+  const executors: KubernetesExecutor[] = [];
+  const ownerId = `k8s-${randomBytes(3).toString('hex')}`;
+  beforeAll(async () => {
+    ns = await createNamespace(prefix);
+  }, 60_000);
+  afterAll(async () => ns?.delete());
+  afterEach(async () => {
+    await Promise.all(executors.splice(0).map((e) => e.shutdown()));
+  });
+  const suite: KubeSuite = {
+    get ns() {
+      if (!ns) throw new Error(`the namespace of ${prefix} is not created yet`);
+      return ns;
+    },
+    ownerId,
+    executor(options = {}) {
+      const executor = new KubernetesExecutor({
+        client: suite.ns.client,
+        ownerId,
+        runnerImage: TEST_RUNNER_IMAGE,
+        pollIntervalMs: 100,
+        heartbeatIntervalMs: 200,
+        ...options,
+      });
+      executors.push(executor);
+      return executor;
+    },
+  };
+  return suite;
 }

@@ -1,56 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimedTaskRun } from '@sluice/protocol';
 import { InMemoryExecutorProtocol, eventually } from '@sluice/testing';
+import { RUN_TOKEN_KEY, type ExecutorContext } from '../src';
 import {
-  KubernetesExecutor,
-  RUN_TOKEN_KEY,
-  type ExecutorContext,
-  type KubernetesExecutorOptions,
-} from '../src';
-import {
-  createNamespace,
   describeKube,
   jobDeleted,
   kubeContext,
+  kubeSuite,
   kubeTaskRun,
   podOf,
+  TEST_RUNNER_IMAGE,
   writePodStatus,
-  type KubeNamespace,
 } from './kubernetes-fixtures';
 
 /** What a kubernetes task run creates, how a cancel removes it, and a pod that succeeds. */
 
-const OWNER = `k8s-${randomBytes(3).toString('hex')}`;
-const RUNNER_IMAGE = 'sluice-test/runner:1';
-let ns: KubeNamespace;
 let ctx: ExecutorContext;
-const executors: KubernetesExecutor[] = [];
 
 describeKube('KubernetesExecutor: the Job of an attempt', () => {
-  beforeAll(async () => {
-    ns = await createNamespace('sluice-job');
-  }, 60_000);
-  afterAll(async () => ns?.delete());
+  const suite = kubeSuite('sluice-job');
 
   beforeEach(() => {
     ctx = kubeContext('http://sluice-server.sluice:8081');
   });
-  afterEach(async () => {
-    await Promise.all(executors.splice(0).map((e) => e.shutdown()));
-  });
-
-  function executorWith(options: Partial<KubernetesExecutorOptions> = {}): KubernetesExecutor {
-    const executor = new KubernetesExecutor({
-      client: ns.client,
-      ownerId: OWNER,
-      runnerImage: RUNNER_IMAGE,
-      pollIntervalMs: 100,
-      heartbeatIntervalMs: 200,
-      ...options,
-    });
-    executors.push(executor);
-    return executor;
-  }
 
   const kubeRun = (executor: Partial<ClaimedTaskRun['executor']> = {}) =>
     kubeTaskRun('trk', executor, {
@@ -60,7 +32,7 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     });
 
   it('creates a labelled Job with backoffLimit 0, a deadline, the injected runner and the token only by secretKeyRef', async () => {
-    const executor = executorWith({ defaultResources: { cpu: '250m', memory: '128Mi' } });
+    const executor = suite.executor({ defaultResources: { cpu: '250m', memory: '128Mi' } });
     const run = kubeRun({
       resources: { memory: '256Mi' },
       node_selector: { disktype: 'ssd' },
@@ -71,9 +43,9 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     expect(name).toMatch(/^sluice-trk[0-9a-f]{5}-2-[0-9a-f]{10}$/);
     expect(name.length).toBeLessThanOrEqual(63);
 
-    const job = await ns.client.readJob(name);
+    const job = await suite.ns.client.readJob(name);
     const labels = {
-      'sluice.io/owner': OWNER,
+      'sluice.io/owner': suite.ownerId,
       'sluice.io/task-run': run.taskRunId,
       'sluice.io/attempt': '2',
     };
@@ -90,7 +62,7 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     expect(pod?.volumes).toEqual([{ name: 'sluice-bin', emptyDir: {} }]);
     expect(pod?.initContainers).toHaveLength(1);
     const init = pod?.initContainers?.[0];
-    expect(init?.image).toBe(RUNNER_IMAGE);
+    expect(init?.image).toBe(TEST_RUNNER_IMAGE);
     expect(init?.command).toEqual(['/usr/local/bin/sluice', 'runner-install', '/sluice-bin']);
     expect(init?.volumeMounts).toEqual([{ name: 'sluice-bin', mountPath: '/sluice-bin' }]);
     const task = pod?.containers[0];
@@ -115,14 +87,14 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     expect(env.SLUICE_RUN_TOKEN?.valueFrom?.secretKeyRef?.key).toBe(RUN_TOKEN_KEY);
 
     // No token in the Job, nor in the pod the Job controller made of it.
-    const podObject = await podOf(ns, name);
+    const podObject = await podOf(suite.ns, name);
     for (const manifest of [job, podObject]) {
       const text = JSON.stringify(manifest);
       expect(text).not.toContain(run.runToken);
       expect(text).not.toContain(Buffer.from(run.runToken).toString('base64'));
     }
 
-    const secret = await ns.client.readSecret(secretName);
+    const secret = await suite.ns.client.readSecret(secretName);
     expect(secret.metadata?.labels).toMatchObject(labels);
     expect(Object.keys(secret.data ?? {})).toEqual([RUN_TOKEN_KEY]);
     expect(Buffer.from(secret.data?.[RUN_TOKEN_KEY] ?? '', 'base64').toString()).toBe(run.runToken);
@@ -135,11 +107,11 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     await executor.cancel(handle);
     const outcome = await executor.wait(handle);
     expect(outcome.cancelled).toBe(true);
-    await jobDeleted(ns, name);
+    await jobDeleted(suite.ns, name);
     await eventually(
       'the Secret removed by the garbage collector',
       () =>
-        ns.client.readSecret(secretName).then(
+        suite.ns.client.readSecret(secretName).then(
           () => false,
           (err: { code?: number }) => err.code === 404,
         ),
@@ -150,10 +122,10 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
   }, 120_000);
 
   it('runs the image’s own sluice exec without an init container when inject_runner is false', async () => {
-    const executor = executorWith({ defaultResources: { cpu: '1', memory: '1Gi' } });
+    const executor = suite.executor({ defaultResources: { cpu: '1', memory: '1Gi' } });
     const run = kubeRun({ inject_runner: false, service_account: 'default' });
     const handle = await executor.start(run, ctx);
-    const job = await ns.client.readJob(handle.externalRef ?? '');
+    const job = await suite.ns.client.readJob(handle.externalRef ?? '');
     const pod = job?.spec?.template.spec;
     expect(pod?.initContainers ?? []).toEqual([]);
     expect(pod?.volumes ?? []).toEqual([]);
@@ -168,21 +140,21 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
   }, 60_000);
 
   it('ends with exit code 0 when the pod succeeds (the runner reported the result) and deletes the Job', async () => {
-    const executor = executorWith();
+    const executor = suite.executor();
     const handle = await executor.start(kubeRun(), ctx);
     const name = handle.externalRef ?? '';
-    const pod = await podOf(ns, name);
-    await writePodStatus(ns, pod, { phase: 'Succeeded' });
+    const pod = await podOf(suite.ns, name);
+    await writePodStatus(suite.ns, pod, { phase: 'Succeeded' });
     const outcome = await executor.wait(handle);
     expect(outcome).toMatchObject({ exitCode: 0 });
     expect(outcome.reason).toBeUndefined();
     expect(outcome.cancelled).toBeUndefined();
-    await jobDeleted(ns, name);
+    await jobDeleted(suite.ns, name);
   }, 60_000);
 
   it('deletes the Job when the server answers a heartbeat with cancel', async () => {
     const protocol = new InMemoryExecutorProtocol({ unknownTaskRuns: 'accept' });
-    const executor = executorWith();
+    const executor = suite.executor();
     const run = kubeRun();
     const handle = await executor.start(run, { ...ctx, protocol });
     protocol.cancels.add(run.taskRunId);
@@ -190,7 +162,7 @@ describeKube('KubernetesExecutor: the Job of an attempt', () => {
     expect(outcome.cancelled).toBe(true);
     await eventually(
       'the Job deleted',
-      async () => (await ns.client.readJob(handle.externalRef ?? '')) === null,
+      async () => (await suite.ns.client.readJob(handle.externalRef ?? '')) === null,
       30_000,
       100,
     );

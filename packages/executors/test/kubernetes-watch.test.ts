@@ -1,15 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { eventually } from '@sluice/testing';
 import { KubeClient, KubernetesExecutor, type ExecutorContext } from '../src';
 import {
   containerStatus,
-  createNamespace,
   describeKube,
   kubeContext,
+  kubeSuite,
   kubeTaskRun,
   podOf,
   writePodStatus,
-  type KubeNamespace,
 } from './kubernetes-fixtures';
 import { startKubeProxy, type KubeProxy } from './kubernetes-proxy';
 
@@ -21,44 +19,32 @@ import { startKubeProxy, type KubeProxy } from './kubernetes-proxy';
  * cache has moved past the version asked for, which a freshly started server has not).
  */
 
-const OWNER = `k8s-${randomBytes(3).toString('hex')}`;
 const IMAGE = 'busybox:1.36';
 /** Far beyond what any assertion here waits: only the watch can end these task runs in time. */
 const POLL_MS = 60_000;
 /** "Well before the poll interval". */
 const NOTICED_WITHIN_MS = 10_000;
 
-let ns: KubeNamespace;
 let proxy: KubeProxy;
 let ctx: ExecutorContext;
-const executors: KubernetesExecutor[] = [];
 
 describeKube('KubernetesExecutor: the pod watch', () => {
-  beforeAll(async () => {
-    ns = await createNamespace('sluice-watch');
-  }, 60_000);
-  afterAll(async () => ns?.delete());
+  const suite = kubeSuite('sluice-watch');
 
   beforeEach(async () => {
     proxy = await startKubeProxy();
     ctx = kubeContext();
   });
-  afterEach(async () => {
-    await Promise.all(executors.splice(0).map((e) => e.shutdown()));
-    await proxy.close();
-  });
+  // After the suite's afterEach has shut the executors down.
+  afterEach(async () => proxy.close());
 
   function executorThroughProxy(from?: string): KubernetesExecutor {
-    const executor = new KubernetesExecutor({
-      client: new KubeClient(proxy.config, ns.name),
-      ownerId: OWNER,
-      runnerImage: 'sluice-test/runner:1',
+    return suite.executor({
+      client: new KubeClient(proxy.config, suite.ns.name),
       pollIntervalMs: POLL_MS,
       heartbeatIntervalMs: 1_000,
       podWatch: { backoffMs: 100, ...(from ? { resourceVersion: from } : {}) },
     });
-    executors.push(executor);
-    return executor;
   }
 
   const kubeRun = () => kubeTaskRun('trw', { image: IMAGE, inject_runner: false });
@@ -90,10 +76,10 @@ describeKube('KubernetesExecutor: the pod watch', () => {
   it('ends the task run within seconds of the pod’s change, with a poll of 60 s', async () => {
     const executor = executorThroughProxy();
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
     await executorIdle(handle.externalRef ?? '');
     const changedAt = Date.now();
-    await writePodStatus(ns, pod, {
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       containerStatuses: [
         containerStatus('task', IMAGE, { terminated: { exitCode: 137, reason: 'OOMKilled' } }),
@@ -104,21 +90,21 @@ describeKube('KubernetesExecutor: the pod watch', () => {
     expect(outcome.reason).toBe('pod_crash');
     expect(outcome.error).toContain('OOMKilled');
     // The watch is scoped to this owner's pods.
-    expect(watchRequests()[0]).toContain(encodeURIComponent(`sluice.io/owner=${OWNER}`));
+    expect(watchRequests()[0]).toContain(encodeURIComponent(`sluice.io/owner=${suite.ownerId}`));
   }, 60_000);
 
   it('survives a 410 Gone: lists again for a fresh resourceVersion and still notices the change', async () => {
     proxy.goneNext(1);
     const executor = executorThroughProxy();
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
     await executorIdle(handle.externalRef ?? '');
     const [first, second] = watchRequests();
     // A list of at most one pod before each watch: the fresh version after the 410.
     expect(podLists()).toHaveLength(2);
     expect(Number(versionOf(second))).toBeGreaterThanOrEqual(Number(versionOf(first)));
     const changedAt = Date.now();
-    await writePodStatus(ns, pod, { phase: 'Succeeded' });
+    await writePodStatus(suite.ns, pod, { phase: 'Succeeded' });
     expect(await executor.wait(handle)).toMatchObject({ exitCode: 0 });
     expect(Date.now() - changedAt).toBeLessThan(NOTICED_WITHIN_MS);
   }, 60_000);
@@ -126,7 +112,7 @@ describeKube('KubernetesExecutor: the pod watch', () => {
   it('survives the API server’s own 410 for a resourceVersion older than its watch cache', async () => {
     const executor = executorThroughProxy('1');
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
     await executorIdle(handle.externalRef ?? '');
     const watches = watchRequests();
     expect(versionOf(watches[0])).toBe('1');
@@ -141,7 +127,7 @@ describeKube('KubernetesExecutor: the pod watch', () => {
       expect(Number(versionOf(watches[1]))).toBeGreaterThan(1);
     }
     const changedAt = Date.now();
-    await writePodStatus(ns, pod, { phase: 'Succeeded' });
+    await writePodStatus(suite.ns, pod, { phase: 'Succeeded' });
     expect(await executor.wait(handle)).toMatchObject({ exitCode: 0 });
     expect(Date.now() - changedAt).toBeLessThan(NOTICED_WITHIN_MS);
   }, 60_000);
@@ -149,11 +135,11 @@ describeKube('KubernetesExecutor: the pod watch', () => {
   it('survives a dropped connection: watches again from where it was', async () => {
     const executor = executorThroughProxy();
     const handle = await executor.start(kubeRun(), ctx);
-    const pod = await podOf(ns, handle.externalRef ?? '');
+    const pod = await podOf(suite.ns, handle.externalRef ?? '');
     await executorIdle(handle.externalRef ?? '');
     proxy.dropWatches();
     // The change happens while the watch is down: the new watch starts from the last version it saw.
-    await writePodStatus(ns, pod, {
+    await writePodStatus(suite.ns, pod, {
       phase: 'Failed',
       reason: 'Evicted',
       message: 'The node was low on resource: memory.',

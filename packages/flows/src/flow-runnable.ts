@@ -1,5 +1,6 @@
 import type { ValidationIssue } from '@sluice/protocol';
 import { validateFlowAgainstNamespace } from './executor-merge';
+import { ExecutionRefusedError } from './issues';
 import type { Flow, NamespaceConfig } from './types';
 
 /**
@@ -8,17 +9,9 @@ import type { Flow, NamespaceConfig } from './types';
  * a default type that needs an image, a field the merged type does not
  * accept). The API answers 422 with the validator's issues, as a PUT would.
  */
-export class FlowNotRunnableError extends Error {
-  readonly status = 422;
-
-  constructor(
-    readonly namespace: string,
-    readonly flowId: string,
-    readonly issues: readonly ValidationIssue[],
-  ) {
-    super(
-      `flow ${namespace}/${flowId} is not valid with its namespace.yaml: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-    );
+export class FlowNotRunnableError extends ExecutionRefusedError {
+  constructor(namespace: string, flowId: string, issues: readonly ValidationIssue[]) {
+    super(namespace, flowId, issues, `flow ${namespace}/${flowId} is not valid with its namespace.yaml`);
     this.name = 'FlowNotRunnableError';
   }
 }

@@ -1,5 +1,5 @@
 import type { ValidationIssue } from '@sluice/protocol';
-import { didYouMean, formatPath, issue } from './issues';
+import { didYouMean, ExecutionRefusedError, formatPath, issue } from './issues';
 import type { InputDeclaration, InputType } from './types';
 import { describe } from './zod-issues';
 
@@ -105,17 +105,9 @@ export function resolveInputs(
  * declaration; nothing was created. The API answers 422 with the issues, and
  * a subflow task fails with the message.
  */
-export class InputsInvalidError extends Error {
-  readonly status = 422;
-
-  constructor(
-    readonly namespace: string,
-    readonly flowId: string,
-    readonly issues: readonly ValidationIssue[],
-  ) {
-    super(
-      `inputs of flow ${namespace}/${flowId}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-    );
+export class InputsInvalidError extends ExecutionRefusedError {
+  constructor(namespace: string, flowId: string, issues: readonly ValidationIssue[]) {
+    super(namespace, flowId, issues, `inputs of flow ${namespace}/${flowId}`);
     this.name = 'InputsInvalidError';
   }
 }

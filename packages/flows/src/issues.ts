@@ -100,3 +100,20 @@ export function listWords(words: readonly string[]): string {
   const quoted = words.map((w) => `"${w}"`);
   return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
 }
+
+/**
+ * An execution of `namespace/flowId` refused with the validator's issues;
+ * nothing was created. The API answers 422 with the issues.
+ */
+export abstract class ExecutionRefusedError extends Error {
+  readonly status = 422;
+
+  constructor(
+    readonly namespace: string,
+    readonly flowId: string,
+    readonly issues: readonly ValidationIssue[],
+    what: string,
+  ) {
+    super(`${what}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  }
+}

@@ -1,8 +1,10 @@
 /**
  * The per-attempt volume through which a sync's runner and its two connector
- * containers talk on the docker executor (docs/connectors.md#sync-on-docker).
- * The executor creates the layout (the FIFOs included) before any of the
- * three starts; the runner and the `sluice connector-pipe` wrapper open it.
+ * containers talk on the docker executor (docs/connectors.md#sync-on-docker)
+ * and the kubernetes executor (an emptyDir, docs/connectors.md#sync-on-kubernetes).
+ * The layout (the FIFOs included) exists before any of the three starts: the
+ * docker executor uploads it, on kubernetes the init container creates it;
+ * the runner and the `sluice connector-pipe` wrapper open it.
  * A contract between @sluice/executors and @sluice/runner, hence here.
  */
 
@@ -48,6 +50,25 @@ export function allSyncPipes(): string[] {
     const p = syncRolePipes(role);
     return [p.control, p.stdin, p.stdout, p.stderr].filter((x): x is string => x !== null);
   });
+}
+
+/** One entry of the volume's layout (a path relative to the volume). */
+export interface SyncLayoutEntry {
+  path: string;
+  type: 'directory' | 'fifo';
+  mode: number;
+}
+
+/**
+ * The volume's layout in creation order: pipes/ (0755) with the FIFOs (0666:
+ * each container may run as any user), work/ (1777, as /tmp).
+ */
+export function syncVolumeLayout(): SyncLayoutEntry[] {
+  return [
+    { path: SYNC_PIPES_DIR, type: 'directory', mode: 0o755 },
+    ...allSyncPipes().map((path): SyncLayoutEntry => ({ path, type: 'fifo', mode: 0o666 })),
+    { path: SYNC_WORK_DIR, type: 'directory', mode: 0o1777 },
+  ];
 }
 
 /** Where the wrapper writes the connector's exit (`{"code":…,"signal":…}`), by an atomic rename. */

@@ -8,14 +8,11 @@ import {
   type ParsedLine,
 } from '@sluice/connector-protocol';
 import type { ConnectorTaskPart, LogStream } from '@sluice/protocol';
+import { failureText } from './failure-text';
 import { cutMarker } from './line-splitter';
 
 /** The config file sits in the run dir beside work/, where no snapshot file can shadow it. */
 const CONFIG_BASENAME = 'connector-config.json';
-
-/** Room left in a result's error (the API takes 8192 characters) for the connector's last log lines. */
-const ERROR_MAX_CHARS = 8000;
-const ERROR_LOG_LINE_MAX_CHARS = 400;
 
 export interface ConnectorCommand {
   argv: [string, ...string[]];
@@ -132,9 +129,9 @@ export class ConnectorOutput {
 
   finish(exit: { code: number | null; signal: string | null }): ConnectorResult {
     const outcome = this.collector.finish(exit);
-    if (!outcome.ok) return { ok: false, error: this.describeFailure(outcome.error, outcome.logs) };
+    if (!outcome.ok) return { ok: false, error: failureText(outcome.error, outcome.logs, this.options.mask) };
     if (this.protocolError) {
-      return { ok: false, error: this.describeFailure(this.protocolError, outcome.logs) };
+      return { ok: false, error: failureText(this.protocolError, outcome.logs, this.options.mask) };
     }
     const { outputs, result } = resultOutputs(outcome);
     const max = this.options.outputValueMaxBytes;
@@ -194,25 +191,6 @@ export class ConnectorOutput {
     // Step back over UTF-8 continuation bytes so a character is not split.
     while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
     return bytes.subarray(0, end).toString('utf8') + cutMarker(max);
-  }
-
-  private describeFailure(why: string, logs: string[]): string {
-    const { mask } = this.options;
-    let error = mask(why);
-    if (logs.length === 0) return error.slice(0, ERROR_MAX_CHARS);
-    error = `${error.slice(0, ERROR_MAX_CHARS / 2)}\nlast log lines:`;
-    const lines: string[] = [];
-    let room = ERROR_MAX_CHARS - error.length;
-    // The newest lines matter most: keep as many of them as fit.
-    for (const raw of [...logs].reverse()) {
-      const masked = mask(raw);
-      const line =
-        masked.length > ERROR_LOG_LINE_MAX_CHARS ? `${masked.slice(0, ERROR_LOG_LINE_MAX_CHARS)}…` : masked;
-      if (line.length + 1 > room) break;
-      lines.unshift(line);
-      room -= line.length + 1;
-    }
-    return [error, ...lines].join('\n');
   }
 }
 

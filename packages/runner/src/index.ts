@@ -12,6 +12,8 @@ export { formatVarsHelp } from '@sluice/config';
 export { runConnectorPipe } from './sync/fifo-connector-pipe';
 export type { ConnectorPipeIo } from './sync/fifo-connector-pipe';
 export { openFifoConnector } from './sync/fifo-pipes';
+// The kubernetes init container of a sync lays out the sync emptyDir (`runner-install --sync-layout`).
+export { createSyncLayout } from './sync/fifo-layout';
 export type { FifoConnector, FifoConnectorOptions } from './sync/fifo-pipes';
 export { FifoEndpointStarter } from './sync/fifo-endpoint';
 export type { FifoEndpointOptions } from './sync/fifo-endpoint';

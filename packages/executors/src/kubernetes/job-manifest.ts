@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type {
   V1Container,
+  V1EnvVar,
   V1Job,
   V1ResourceRequirements,
   V1Secret,
@@ -9,6 +10,7 @@ import type {
 import type { ClaimedTaskRun, Resources } from '@sluice/protocol';
 import { INJECTED_DIR, INJECTED_RUNNER_COMMAND, RUNNER_IMAGE_BINARY } from '../docker-runner-injection';
 import { TaskRunStartError } from '../start-error';
+import { SYNC_CONTAINERS, syncPodParts, type SyncPodParts } from './sync-pod';
 
 /**
  * Labels of every Job, pod and Secret of the kubernetes executor (docs/decisions.md §2). Label
@@ -120,34 +122,23 @@ export function resourceRequirements(
  */
 export function jobManifest(input: JobManifestInput): V1Job {
   const { run } = input;
-  const image = run.executor.image;
-  if (!image) {
-    throw new TaskRunStartError('error', `task run ${run.taskRunId}: a kubernetes task needs executor.image`);
-  }
   const name = jobName(run);
   const labels = kubeLabels(input.ownerId, run);
-  const inject = run.executor.inject_runner !== false;
-  const mount = { name: INJECTED_DIR, mountPath: `/${INJECTED_DIR}` };
   const resources = resourceRequirements(run.executor.resources, input.defaultResources);
-  const task: V1Container = {
-    name: TASK_CONTAINER,
-    image,
-    command: inject ? [...INJECTED_RUNNER_COMMAND] : ['sluice', 'exec'],
-    env: [
-      { name: 'SLUICE_API_URL', value: input.runnerApiUrl },
-      { name: 'SLUICE_TASK_RUN_ID', value: run.taskRunId },
-      {
-        name: 'SLUICE_RUN_TOKEN',
-        valueFrom: { secretKeyRef: { name: secretName(name), key: RUN_TOKEN_KEY } },
-      },
-      // An image's NODE_OPTIONS must not change how the runner starts.
-      { name: 'NODE_OPTIONS', value: '' },
-    ],
-    // A crash without a message still says something: the log tail.
-    terminationMessagePolicy: 'FallbackToLogsOnError',
-    ...(resources ? { resources } : {}),
-    ...(inject ? { volumeMounts: [mount] } : {}),
-  };
+  const env: V1EnvVar[] = [
+    { name: 'SLUICE_API_URL', value: input.runnerApiUrl },
+    { name: 'SLUICE_TASK_RUN_ID', value: run.taskRunId },
+    {
+      name: 'SLUICE_RUN_TOKEN',
+      valueFrom: { secretKeyRef: { name: secretName(name), key: RUN_TOKEN_KEY } },
+    },
+    // An image's NODE_OPTIONS must not change how the runner starts.
+    { name: 'NODE_OPTIONS', value: '' },
+  ];
+  const pod =
+    run.task.type === 'sync'
+      ? syncPodParts({ run, runnerImage: input.runnerImage, runnerEnv: env, resources })
+      : taskPodParts(input, env, resources);
   const serviceAccount = run.executor.service_account;
   return {
     apiVersion: 'batch/v1',
@@ -166,24 +157,55 @@ export function jobManifest(input: JobManifestInput): V1Job {
             : { automountServiceAccountToken: false }),
           ...(run.executor.node_selector ? { nodeSelector: run.executor.node_selector } : {}),
           ...(run.executor.tolerations ? { tolerations: run.executor.tolerations as V1Toleration[] } : {}),
-          ...(inject
+          ...(pod.install
             ? {
                 initContainers: [
                   {
                     name: RUNNER_INSTALL_CONTAINER,
                     image: input.runnerImage,
-                    command: [RUNNER_IMAGE_BINARY, 'runner-install', `/${INJECTED_DIR}`],
-                    volumeMounts: [mount],
+                    command: [RUNNER_IMAGE_BINARY, 'runner-install', `/${INJECTED_DIR}`, ...pod.install.args],
+                    volumeMounts: pod.install.volumeMounts,
                     terminationMessagePolicy: 'FallbackToLogsOnError',
                   },
                 ],
-                volumes: [{ name: INJECTED_DIR, emptyDir: {} }],
               }
             : {}),
-          containers: [task],
+          ...(pod.volumes ? { volumes: pod.volumes } : {}),
+          containers: pod.containers,
         },
       },
     },
+  };
+}
+
+/** The one task container of any task but a sync, and the runner's emptyDir when it is injected. */
+function taskPodParts(
+  input: JobManifestInput,
+  env: V1EnvVar[],
+  resources: V1ResourceRequirements | undefined,
+): Pick<SyncPodParts, 'containers' | 'volumes'> & { install: SyncPodParts['install'] | null } {
+  const { run } = input;
+  const image = run.executor.image;
+  if (!image) {
+    throw new TaskRunStartError('error', `task run ${run.taskRunId}: a kubernetes task needs executor.image`);
+  }
+  const inject = run.executor.inject_runner !== false;
+  const mount = { name: INJECTED_DIR, mountPath: `/${INJECTED_DIR}` };
+  const task: V1Container = {
+    name: TASK_CONTAINER,
+    image,
+    command: inject ? [...INJECTED_RUNNER_COMMAND] : ['sluice', 'exec'],
+    env,
+    // A crash without a message still says something: the log tail.
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    ...(resources ? { resources } : {}),
+    ...(inject ? { volumeMounts: [mount] } : {}),
+  };
+  if (!inject) return { containers: [task], install: null };
+  return {
+    containers: [task],
+    install: { args: [], volumeMounts: [mount] },
+    volumes: [{ name: INJECTED_DIR, emptyDir: {} }],
   };
 }
 
@@ -195,7 +217,10 @@ export function taskRunOfJob(job: V1Job): ClaimedTaskRun | null {
   const attempt = Number(labels[KUBE_LABELS.attempt]);
   const fence = Number(notes[KUBE_ANNOTATIONS.fence]);
   if (!taskRunId || !Number.isInteger(attempt) || attempt < 1 || !Number.isInteger(fence)) return null;
-  const image = job.spec?.template.spec?.containers.find((c) => c.name === TASK_CONTAINER)?.image;
+  // The task container, or a sync's runner container (a sync's executor.image is the runner's).
+  const image = job.spec?.template.spec?.containers.find(
+    (c) => c.name === TASK_CONTAINER || c.name === SYNC_CONTAINERS.runner,
+  )?.image;
   return {
     taskRunId,
     executionId: notes[KUBE_ANNOTATIONS.execution] ?? '',

@@ -1,5 +1,6 @@
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { TaskRunReason } from '@sluice/protocol';
+import { SYNC_CONTAINERS } from './sync-pod';
 
 /** Waiting reasons that mean the image cannot be pulled (they can clear, hence a grace). */
 export const IMAGE_PULL_REASONS: ReadonlySet<string> = new Set([
@@ -20,10 +21,17 @@ export interface JobEnd {
 /** Per Job: when each container was first seen failing to pull, so a short-lived pull error is waited out. */
 export type PullErrorsSince = Map<string, number>;
 
+const SYNC_RUNNER_CONTAINER = SYNC_CONTAINERS.runner;
+/** Terminated reasons of a container that never ran its command (its wrapper cannot report that). */
+const NEVER_STARTED_REASONS: ReadonlySet<string> = new Set(['StartError', 'ContainerCannotRun']);
+
 /**
  * The end a pod's status tells, or null while it may still run: an eviction is `lost`; a pull
  * error that lasted `pullGraceMs` is `image_pull`; a container (init or task) that terminated
  * non-zero, was OOMKilled or is in CrashLoopBackOff is `pod_crash`, named with its message.
+ * In a sync pod (docs/connectors.md#sync-on-kubernetes) the runner's container decides: a
+ * connector's exit is the runner's to report, so it ends nothing unless the connector's
+ * container never started; the runner's exit 0 ends the pod's work.
  */
 export function podEnd(
   pod: V1Pod,
@@ -46,7 +54,9 @@ export function podEnd(
     ...(status?.initContainerStatuses ?? []).map((c): [string, V1ContainerStatus] => ['init container', c]),
     ...(status?.containerStatuses ?? []).map((c): [string, V1ContainerStatus] => ['container', c]),
   ];
+  const sync = pod.spec?.containers.some((c) => c.name === SYNC_RUNNER_CONTAINER) ?? false;
   for (const [what, container] of containers) {
+    const connector = sync && what === 'container' && container.name !== SYNC_RUNNER_CONTAINER;
     const key = `${pod.metadata?.uid ?? podName}/${container.name}`;
     const waiting = container.state?.waiting;
     if (waiting?.reason && IMAGE_PULL_REASONS.has(waiting.reason)) {
@@ -72,6 +82,7 @@ export function podEnd(
       };
     }
     const terminated = container.state?.terminated;
+    if (connector && !NEVER_STARTED_REASONS.has(terminated?.reason ?? '')) continue;
     if (terminated && (terminated.exitCode !== 0 || terminated.reason === 'OOMKilled')) {
       const why = [terminated.reason, `exit code ${terminated.exitCode}`].filter(Boolean).join(', ');
       return {
@@ -82,6 +93,10 @@ export function podEnd(
       };
     }
   }
+  const runner = sync
+    ? status?.containerStatuses?.find((c) => c.name === SYNC_RUNNER_CONTAINER)?.state?.terminated
+    : undefined;
+  if (runner?.exitCode === 0) return { kind: 'succeeded', exitCode: 0 };
   if (status?.phase === 'Failed') {
     return {
       kind: 'failed',

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { LineSplitter } from '../line-splitter';
 
 /**
  * The one interface the sync orchestrator drives a connector through
@@ -90,4 +91,44 @@ export function endpointArgv(
 /** The file names of a role's files, as each starter lays them out (one directory, or one per role). */
 export function endpointFileNames(role: SyncRole): { config: string; catalog: string; state: string } {
   return { config: `${role}-config.json`, catalog: `${role}-catalog.json`, state: `${role}-state.json` };
+}
+
+/**
+ * An endpoint's stop and kill for a transport with a TERM and a KILL: `stop`
+ * sends TERM once and KILL after the grace; the subclass clears the timer
+ * (`exitedNow`) once the connector is gone.
+ */
+export abstract class TermThenKill {
+  private stopping = false;
+  private killTimer: NodeJS.Timeout | null = null;
+
+  protected abstract term(): void;
+  protected abstract forceKill(): void;
+
+  stop(graceMs: number): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.term();
+    this.killTimer = setTimeout(() => this.forceKill(), graceMs);
+  }
+
+  kill(): void {
+    this.stopping = true;
+    this.forceKill();
+  }
+
+  protected exitedNow(): void {
+    if (this.killTimer) clearTimeout(this.killTimer);
+  }
+}
+
+/** Feeds a connector's stderr to `onStderrLine` line by line, long lines cut (LineSplitter). */
+export function splitStderr(
+  stderr: Readable,
+  options: { logLineMaxBytes: number; maskCut: (kept: string) => string },
+  onStderrLine: (line: string) => void,
+): void {
+  const lines = new LineSplitter(options.logLineMaxBytes, onStderrLine, options.maskCut);
+  stderr.on('data', (chunk: Buffer) => lines.push(chunk));
+  stderr.on('end', () => lines.end());
 }

@@ -15,8 +15,12 @@ import {
 } from '@sluice/protocol';
 
 /**
- * `sluice connector-pipe --dir D --role source|destination -- <command...>`:
- * what a connector container of a docker sync runs (docs/connectors.md#sync-on-docker).
+ * `sluice connector-pipe --dir D --role source|destination [-- <command...>]`:
+ * what a connector container of a docker or kubernetes sync runs
+ * (docs/connectors.md#sync-on-docker, #sync-on-kubernetes). Without a command
+ * (kubernetes: nothing reads the image's config there) it is the image's
+ * AIRBYTE_ENTRYPOINT, else SLUICE_CONNECTOR_ENTRYPOINT (a JSON array), from
+ * this container's environment, which holds the image's variables.
  * Started through the injected runner, so the connector's image needs no
  * shell. It waits for the runner's start line on the control FIFO, writes the
  * files it carries (config, catalog, state) as 0600 files of this container's
@@ -38,10 +42,28 @@ export interface ConnectorPipeIo {
 interface PipeArgs {
   dir: string;
   role: SyncRole;
-  command: [string, ...string[]];
+  /** Empty when neither the arguments nor the environment name one: reported to the runner, as a failed start is. */
+  command: string[];
 }
 
-export function parseConnectorPipeArgs(args: string[]): PipeArgs | string {
+/** The image's command from the environment (see above); null when it names none. */
+function entrypointFromEnv(env: Record<string, string | undefined>): string[] | null {
+  const airbyte = env.AIRBYTE_ENTRYPOINT?.trim().split(/\s+/).filter(Boolean);
+  if (airbyte?.length) return airbyte;
+  try {
+    const parsed: unknown = JSON.parse(env.SLUICE_CONNECTOR_ENTRYPOINT ?? 'null');
+    if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((a) => typeof a === 'string'))
+      return parsed as string[];
+  } catch {
+    // Not a command: reported as none.
+  }
+  return null;
+}
+
+export function parseConnectorPipeArgs(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): PipeArgs | string {
   let dir: string | undefined;
   let role: string | undefined;
   let i = 0;
@@ -52,16 +74,16 @@ export function parseConnectorPipeArgs(args: string[]): PipeArgs | string {
     else if (arg === '--role') role = args[++i];
     else return `unknown argument ${arg}`;
   }
-  const command = args.slice(i + 1);
+  const command = i < args.length ? args.slice(i + 1) : (entrypointFromEnv(env) ?? []);
   if (!dir) return '--dir is required';
   if (role !== 'source' && role !== 'destination') return '--role must be source or destination';
-  if (command.length === 0) return 'the connector command is required after --';
-  return { dir, role, command: command as [string, ...string[]] };
+  if (command.length === 0 && i < args.length) return 'the connector command is required after --';
+  return { dir, role, command };
 }
 
 /** Exit codes: the connector's (128 + n for a signal); 1 when it could not run; 2 for a usage error. */
 export async function runConnectorPipe(argv: string[], io: ConnectorPipeIo): Promise<number> {
-  const parsed = parseConnectorPipeArgs(argv);
+  const parsed = parseConnectorPipeArgs(argv, { ...process.env, ...io.env });
   if (typeof parsed === 'string') {
     io.stderr(`sluice connector-pipe: ${parsed}\n`);
     return 2;
@@ -81,6 +103,12 @@ export async function runConnectorPipe(argv: string[], io: ConnectorPipeIo): Pro
 
 async function pipeConnector(args: PipeArgs, io: ConnectorPipeIo, exitFile: string): Promise<number> {
   const { dir, role, command } = args;
+  const [file, ...fixed] = command;
+  if (file === undefined) {
+    throw new Error(
+      'no connector command: none after --, and the image sets no AIRBYTE_ENTRYPOINT (or SLUICE_CONNECTOR_ENTRYPOINT)',
+    );
+  }
   const pipes = syncRolePipes(role);
   const at = (p: string) => join(dir, p);
   // Our own read-write ends first (a FIFO opened O_RDWR never blocks): the runner's opens of the other
@@ -113,7 +141,6 @@ async function pipeConnector(args: PipeArgs, io: ConnectorPipeIo, exitFile: stri
   delete env[CHILD_NODE_OPTIONS_ENV];
   if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
-  const [file, ...fixed] = command;
   const child = spawn(
     file,
     [...fixed, ...start.args.map((a) => a.replaceAll(SYNC_FILES_PLACEHOLDER, filesDir))],

@@ -1,9 +1,10 @@
 import type { Readable, Writable } from 'node:stream';
 import { SYNC_FILES_PLACEHOLDER, type SyncStartMessage } from '@sluice/protocol';
-import { LineSplitter } from '../line-splitter';
 import {
   endpointArgv,
   endpointFileNames,
+  splitStderr,
+  TermThenKill,
   type EndpointExit,
   type EndpointFilePaths,
   type EndpointLaunch,
@@ -60,13 +61,12 @@ export class FifoEndpointStarter implements EndpointStarter {
   }
 }
 
-class FifoEndpoint implements SyncEndpoint {
+/** TERM and KILL go through the wrapper (its own grace is only a backstop). */
+class FifoEndpoint extends TermThenKill implements SyncEndpoint {
   readonly stdout: Readable;
   readonly stdin: Writable | null;
   readonly exited: Promise<EndpointExit>;
   readonly describe: string;
-  private stopping = false;
-  private killTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly role: SyncRole,
@@ -74,19 +74,18 @@ class FifoEndpoint implements SyncEndpoint {
     onStderrLine: (line: string) => void,
     options: FifoEndpointOptions,
   ) {
+    super();
     this.describe = `${role} container`;
     this.stdout = connector.stdout;
     this.stdin = connector.stdin;
     // A destination that exits before reading all its input: the write fails with EPIPE.
     this.stdin?.on('error', () => {});
     connector.stdout.on('error', () => {});
-    const stderr = new LineSplitter(options.logLineMaxBytes, onStderrLine, options.maskCut);
-    connector.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    connector.stderr.on('end', () => stderr.end());
+    splitStderr(connector.stderr, options, onStderrLine);
     connector.stderr.on('error', () => {});
     const stdoutClosed = new Promise<void>((resolve) => connector.stdout.once('close', () => resolve()));
     this.exited = Promise.all([connector.exit, stdoutClosed]).then(([exit]) => {
-      if (this.killTimer) clearTimeout(this.killTimer);
+      this.exitedNow();
       // Nothing more to say to the wrapper; closing the control pipe lets its container end.
       connector.close();
       if (exit.error) onStderrLine(`sluice connector-pipe: ${describeExit(exit)}`);
@@ -94,16 +93,11 @@ class FifoEndpoint implements SyncEndpoint {
     });
   }
 
-  /** TERM through the wrapper now, KILL after `graceMs` (the wrapper's own grace is only a backstop). */
-  stop(graceMs: number): void {
-    if (this.stopping) return;
-    this.stopping = true;
+  protected term(): void {
     this.connector.signal('term');
-    this.killTimer = setTimeout(() => this.connector.signal('kill'), graceMs);
   }
 
-  kill(): void {
-    this.stopping = true;
+  protected forceKill(): void {
     this.connector.signal('kill');
   }
 }

@@ -11,7 +11,7 @@ import type { LogStream, SyncTaskPart } from '@sluice/protocol';
 import { CommitQueue, type SendCommit } from './commit-queue';
 import { ConnectorLog } from './connector-log';
 import type { EndpointExit, EndpointStarter, SyncEndpoint, SyncRole } from './endpoint';
-import { failureText } from './failure-text';
+import { failureText } from '../failure-text';
 import { ByteRuns, drained, MAX_PENDING_BYTES } from './forwarding';
 import { initialCommittedState, stateFileBody } from './state-file';
 import { syncOutputs } from './sync-outputs';

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { LineSplitter } from '../line-splitter';
 import {
   endpointArgv,
   endpointFileNames,
+  splitStderr,
+  TermThenKill,
   type EndpointExit,
   type EndpointFilePaths,
   type EndpointLaunch,
@@ -61,13 +62,12 @@ export class ProcessEndpointStarter implements EndpointStarter {
   }
 }
 
-class ProcessEndpoint implements SyncEndpoint {
+/** TERM and KILL go to the connector's whole process group. */
+class ProcessEndpoint extends TermThenKill implements SyncEndpoint {
   readonly stdout: Readable;
   readonly stdin: Writable | null;
   readonly exited: Promise<EndpointExit>;
   readonly describe: string;
-  private stopping = false;
-  private killTimer: NodeJS.Timeout | null = null;
   private readonly pid: number;
 
   constructor(
@@ -76,15 +76,14 @@ class ProcessEndpoint implements SyncEndpoint {
     onStderrLine: (line: string) => void,
     options: ProcessEndpointOptions,
   ) {
+    super();
     this.pid = child.pid ?? -1;
     this.describe = `pid ${this.pid}`;
     this.stdout = child.stdout!;
     this.stdin = child.stdin ?? null;
     // A destination that exits before reading all its input: the write fails with EPIPE, seen as 'close'.
     this.stdin?.on('error', () => {});
-    const stderr = new LineSplitter(options.logLineMaxBytes, onStderrLine, options.maskCut);
-    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stderr!.on('end', () => stderr.end());
+    splitStderr(child.stderr!, options, onStderrLine);
     let exit: EndpointExit = { code: null, signal: null };
     child.on('exit', (code, signal) => {
       exit = { code, signal };
@@ -93,21 +92,17 @@ class ProcessEndpoint implements SyncEndpoint {
     });
     this.exited = new Promise((resolve) =>
       child.on('close', () => {
-        if (this.killTimer) clearTimeout(this.killTimer);
+        this.exitedNow();
         resolve(exit);
       }),
     );
   }
 
-  stop(graceMs: number): void {
-    if (this.stopping) return;
-    this.stopping = true;
+  protected term(): void {
     this.signalGroup('SIGTERM');
-    this.killTimer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
   }
 
-  kill(): void {
-    this.stopping = true;
+  protected forceKill(): void {
     this.signalGroup('SIGKILL');
   }
 

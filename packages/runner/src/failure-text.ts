@@ -2,7 +2,10 @@
 const ERROR_MAX_CHARS = 8000;
 const LOG_LINE_MAX_CHARS = 400;
 
-/** `why`, then as many of the newest log lines as fit (each cut to 400 characters), all masked. */
+/**
+ * A failed connector task's or sync's error: `why`, then as many of the newest log lines as fit
+ * (the newest matter most; each cut to 400 characters), all masked.
+ */
 export function failureText(why: string, logs: readonly string[], mask: (text: string) => string): string {
   let error = mask(why);
   if (logs.length === 0) return error.slice(0, ERROR_MAX_CHARS);
