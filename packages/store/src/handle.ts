@@ -37,6 +37,9 @@ export interface StoreOptions {
  * Queryable: the Store itself (each call on whichever connection is free) or
  * the Transaction that inTransaction hands out.
  */
+/** How long a /ready probe waits for the database before it says not-ready. */
+export const PING_TIMEOUT_MS = 1_000;
+
 export class Store {
   readonly #pool: Pool;
   readonly #databaseUrl: string | undefined;
@@ -71,9 +74,24 @@ export class Store {
     }
   }
 
-  /** Resolves when the database answers (the /ready probes); rejects with its error otherwise. */
-  async ping(): Promise<void> {
-    await this.#pool.query('SELECT 1');
+  /**
+   * Resolves when the database answers (the /ready probes); rejects with its error otherwise, or
+   * when it has not answered within `timeoutMs`: during an outage every pool client can be busy
+   * connecting, and a probe that waits for one would time out instead of saying not-ready.
+   */
+  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const noAnswer = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const query = this.#pool.query('SELECT 1');
+    // The query may still fail after the timeout; nobody waits for it then.
+    query.catch(() => undefined);
+    try {
+      await Promise.race([query, noAnswer]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Closes the Prisma client (when one was opened) and the pool. */

@@ -26,6 +26,7 @@
  */
 export { createPool, openStore, type CreatePoolOptions } from './db';
 export {
+  PING_TIMEOUT_MS,
   Store,
   Transaction,
   createPrismaClient,
